@@ -1,0 +1,23 @@
+"""privwatch: information-theoretic privacy of data releases.
+
+Measure leakage of a sensitive attribute (:mod:`privwatch.measures`), hold a joint pmf with its
+labels (:class:`Joint`), and preprocess tables (:func:`bin_columns`).
+"""
+
+from . import measures
+from .exceptions import NotFittedError, PrivacyWarning, PrivwatchError, ValidationError
+from .joint import Joint
+from .preprocessing import bin_columns
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Joint",
+    "NotFittedError",
+    "PrivacyWarning",
+    "PrivwatchError",
+    "ValidationError",
+    "__version__",
+    "bin_columns",
+    "measures",
+]

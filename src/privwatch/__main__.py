@@ -1,0 +1,3 @@
+from privwatch.cli import main
+
+main()

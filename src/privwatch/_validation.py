@@ -1,0 +1,164 @@
+"""Validation at the public boundary: one module, one message shape.
+
+Every message reads "`name` must <requirement>; got <value>." so users can find the argument.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .exceptions import ValidationError
+
+__all__ = [
+    "DEFAULT_ATOL",
+    "check_alpha",
+    "check_channel",
+    "check_mask",
+    "check_nonnegative",
+    "check_pmf",
+    "check_positive",
+    "check_probability",
+]
+
+#: Default tolerance on how far a pmf may sum away from 1 (or a channel row away from 1).
+DEFAULT_ATOL = 1e-8
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _as_float_array(x: ArrayLike, name: str) -> NDArray[np.float64]:
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValidationError(f"`{name}` must be an array of numbers; got {_short(x)}.") from None
+    return arr
+
+
+def _check_entries(arr: NDArray[np.float64], name: str) -> None:
+    if arr.size == 0 or 0 in arr.shape:
+        raise ValidationError(f"`{name}` must not be empty; got shape {arr.shape}.")
+    total = float(arr.sum())
+    if not math.isfinite(total):
+        bad = arr[~np.isfinite(arr)].flat[0]
+        raise ValidationError(f"`{name}` must have finite entries; got {bad}.")
+    lowest = float(arr.min())
+    if lowest < 0:
+        raise ValidationError(f"`{name}` must have non-negative entries; got {lowest}.")
+
+
+def check_pmf(
+    p: ArrayLike, name: str = "p", *, ndim: int | None = 2, atol: float = DEFAULT_ATOL
+) -> NDArray[np.float64]:
+    """Return ``p`` as a float array after checking it is a probability mass function.
+
+    ``ndim`` fixes the number of axes (None: any). The entries must be finite, non-negative and
+    sum to 1 within ``atol``.
+    """
+    arr = _as_float_array(p, name)
+    if ndim is not None and arr.ndim != ndim:
+        raise ValidationError(
+            f"`{name}` must be a {ndim}-dimensional array; got shape {arr.shape}."
+        )
+    _check_entries(arr, name)
+    total = float(arr.sum())
+    if abs(total - 1.0) > atol:
+        raise ValidationError(
+            f"`{name}` must sum to 1 (within atol={atol:g}); got a sum of {total!r}."
+        )
+    return arr
+
+
+def check_channel(
+    k: ArrayLike, name: str = "k", *, n_inputs: int | None = None, atol: float = DEFAULT_ATOL
+) -> NDArray[np.float64]:
+    """Return ``k`` as a row-stochastic float array ``k[x, y]`` (rows = input, columns = output)."""
+    arr = _as_float_array(k, name)
+    if arr.ndim != 2:
+        raise ValidationError(f"`{name}` must be a 2-dimensional array; got shape {arr.shape}.")
+    _check_entries(arr, name)
+    if n_inputs is not None and arr.shape[0] != n_inputs:
+        raise ValidationError(
+            f"`{name}` must have {n_inputs} rows, one per input symbol; got shape {arr.shape}."
+        )
+    sums = arr.sum(axis=1)
+    worst = int(np.argmax(np.abs(sums - 1.0)))
+    if abs(sums[worst] - 1.0) > atol:
+        raise ValidationError(
+            f"`{name}` must have rows summing to 1 (within atol={atol:g}); "
+            f"got row {worst} summing to {sums[worst]!r}."
+        )
+    return arr
+
+
+def check_mask(mask: ArrayLike, size: int, name: str = "mask") -> NDArray[np.bool_]:
+    """Return ``mask`` as a boolean vector of length ``size``."""
+    arr = np.asarray(mask)
+    if arr.ndim != 1 or arr.shape[0] != size:
+        raise ValidationError(
+            f"`{name}` must be a boolean vector of length {size}; got shape {arr.shape}."
+        )
+    if arr.dtype != np.bool_:
+        if not np.isin(arr, (0, 1)).all():
+            raise ValidationError(f"`{name}` must be boolean; got dtype {arr.dtype}.")
+        arr = arr.astype(bool)
+    return arr
+
+
+def _real(value: Any, name: str, requirement: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValidationError(f"`{name}` must be {requirement}; got {_short(value)}.")
+    return float(value)
+
+
+def check_positive(value: Any, name: str, *, allow_inf: bool = False) -> float:
+    """A positive number (finite unless ``allow_inf``)."""
+    requirement = "a positive number" if allow_inf else "a positive finite number"
+    x = _real(value, name, requirement)
+    if not (x > 0) or (math.isinf(x) and not allow_inf):
+        raise ValidationError(f"`{name}` must be {requirement}; got {_short(value)}.")
+    return x
+
+
+def check_nonnegative(value: Any, name: str, *, allow_inf: bool = False) -> float:
+    """A non-negative number (finite unless ``allow_inf``)."""
+    requirement = "a non-negative number" if allow_inf else "a non-negative finite number"
+    x = _real(value, name, requirement)
+    if not (x >= 0) or (math.isinf(x) and not allow_inf):
+        raise ValidationError(f"`{name}` must be {requirement}; got {_short(value)}.")
+    return x
+
+
+def check_probability(value: Any, name: str) -> float:
+    """A number in [0, 1]."""
+    x = _real(value, name, "a number in [0, 1]")
+    if not (0.0 <= x <= 1.0):
+        raise ValidationError(f"`{name}` must be a number in [0, 1]; got {_short(value)}.")
+    return x
+
+
+def check_alpha(alpha: Any, name: str = "alpha") -> float:
+    """An order alpha in (0, inf]; alpha = 1 is the Shannon limit and alpha = inf the max limit."""
+    x = _real(alpha, name, "a number in (0, inf]")
+    if not (x > 0):
+        raise ValidationError(f"`{name}` must be a number in (0, inf]; got {_short(alpha)}.")
+    return x
+
+
+def check_base(base: Any) -> float | None:
+    """A logarithm base: None (nats), or a positive number other than 1."""
+    if base is None:
+        return None
+    x = _real(base, "base", "None or a positive finite number other than 1")
+    if not (x > 0) or x == 1 or math.isinf(x):
+        raise ValidationError(
+            f"`base` must be None or a positive finite number other than 1; got {_short(base)}."
+        )
+    return x

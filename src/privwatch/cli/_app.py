@@ -1,0 +1,140 @@
+"""Typer application: ``privwatch leakage``."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..datasets import COMPAS_BINS, COMPAS_OBSERVED, load_compas
+from ..exceptions import PrivacyWarning, PrivwatchError, ValidationError
+from ..joint import Joint
+from ..preprocessing import DEFAULT_MAX_LEVELS, BinSpec, bin_columns, format_bins, parse_bins
+from ._io import read_table
+
+app = typer.Typer(
+    help="privwatch: information-theoretic privacy of data releases.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+DATASETS: dict[str, tuple[str, list[str], dict[str, BinSpec]]] = {
+    "compas": ("race", COMPAS_OBSERVED, dict(COMPAS_BINS)),
+}
+
+
+def _fail(message: str) -> None:
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code=2)
+
+
+@app.callback()
+def _root() -> None:
+    """privwatch: measure, watch and optimise the privacy of data releases."""
+
+
+@app.command()
+def leakage(
+    data: Annotated[
+        Path | None, typer.Argument(help="CSV or Parquet file (omit with --dataset).")
+    ] = None,
+    sensitive: Annotated[str | None, typer.Option(help="The sensitive column.")] = None,
+    observed: Annotated[
+        str | None, typer.Option(help="Comma-separated observed columns (default: all others).")
+    ] = None,
+    dataset: Annotated[
+        str | None, typer.Option(help="A bundled data set instead of DATA: compas.")
+    ] = None,
+    bins: Annotated[
+        list[str] | None,
+        typer.Option(help="Bin a numeric column: col=k (k quantile bins) or col=e1,e2,..."),
+    ] = None,
+    max_levels: Annotated[
+        int, typer.Option(help="Numeric columns with more distinct values must be binned.")
+    ] = DEFAULT_MAX_LEVELS,
+    smoothing: Annotated[float, typer.Option(help="Additive smoothing of the counts.")] = 0.0,
+    alpha: Annotated[float, typer.Option(help="Order of Sibson's and Arimoto's MI.")] = 2.0,
+    base: Annotated[float | None, typer.Option(help="Log base (default: nats).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Print every leakage measure of the plug-in joint of SENSITIVE and OBSERVED columns."""
+    try:
+        df, sensitive_col, cols, spec = _load(data, dataset, sensitive, observed, bins)
+        if dataset is not None and not as_json:
+            console.print(f"[dim]{dataset}: {len(df)} records; binning {format_bins(spec)}[/]")
+        if spec:
+            df = bin_columns(df, spec)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PrivacyWarning)
+            joint = Joint.from_frame(
+                df, sensitive_col, cols, smoothing=smoothing, max_levels=max_levels
+            )
+            report = joint.leakage(alpha=alpha, base=base)
+    except PrivwatchError as exc:
+        _fail(str(exc))
+        return
+    if as_json:
+        out = {
+            "sensitive": joint.sensitive_name,
+            "observed": joint.observed_name,
+            "n_records": len(df),
+            "shape": list(joint.shape),
+            "measures": {
+                k: (v if not isinstance(v, float) or math.isfinite(v) else str(v))
+                for k, v in report.to_dict().items()
+            },
+        }
+        typer.echo(json.dumps(out, indent=2))
+        return
+    for w in caught:
+        err_console.print(f"[yellow]warning:[/] {w.message}", highlight=False, soft_wrap=True)
+    table = Table(title=f"Leakage of {joint.sensitive_name!r} through {joint.observed_name!r}")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_column("meaning")
+    for name, value, desc in report.rows():
+        table.add_row(name, f"{value:.6g}", desc)
+    console.print(table)
+    n_s, n_x = joint.shape
+    console.print(f"{len(df)} records, {n_s} sensitive values, {n_x} observed symbols (plug-in).")
+
+
+def _load(
+    data: Path | None,
+    dataset: str | None,
+    sensitive: str | None,
+    observed: str | None,
+    bins: list[str] | None,
+) -> tuple[pd.DataFrame, str, list[str] | None, dict[str, BinSpec]]:
+    """Resolve DATA / --dataset into (frame, sensitive column, observed columns, bin spec)."""
+    cols = observed.split(",") if observed else None
+    if dataset is not None:
+        if data is not None:
+            raise ValidationError("give either DATA or --dataset, not both.")
+        if dataset not in DATASETS:
+            raise ValidationError(f"--dataset must be one of {sorted(DATASETS)}; got {dataset!r}.")
+        default_s, default_obs, preset_bins = DATASETS[dataset]
+        cols = cols or list(default_obs)
+        spec: dict[str, BinSpec] = {**preset_bins, **parse_bins(bins or [])}
+        spec = {c: v for c, v in spec.items() if c in cols}
+        return load_compas(), sensitive or default_s, cols, spec
+    if data is None:
+        raise ValidationError("give a DATA file or --dataset NAME.")
+    if sensitive is None:
+        raise ValidationError("--sensitive is required with a DATA file.")
+    return read_table(data), sensitive, cols, parse_bins(bins or [])
+
+
+def main() -> None:
+    """Entry point of the ``privwatch`` console script."""
+    app()

@@ -1,0 +1,34 @@
+"""Exact leakage measures of a known joint pmf ``p[s, x]`` or channel ``k[x, y]``.
+
+Pure NumPy, vectorised, in nats unless ``base=`` says otherwise. Orientation: rows of a joint
+pmf are sensitive values, columns observed values; rows of a channel are inputs.
+"""
+
+from ._alpha import arimoto_mi, maximal_leakage, sibson_mi
+from ._bayes import bayes_error, bayes_leakage, guessing_probability
+from ._fdiv import F_FUNCTIONS, f_information
+from ._ldp import ldp_epsilon
+from ._lift import lift, lift_epsilon, log_lift, subset_log_lift
+from ._report import LeakageReport, leakage_report
+from ._shannon import entropy, mutual_information, nmil
+
+__all__ = [
+    "F_FUNCTIONS",
+    "LeakageReport",
+    "arimoto_mi",
+    "bayes_error",
+    "bayes_leakage",
+    "entropy",
+    "f_information",
+    "guessing_probability",
+    "ldp_epsilon",
+    "leakage_report",
+    "lift",
+    "lift_epsilon",
+    "log_lift",
+    "maximal_leakage",
+    "mutual_information",
+    "nmil",
+    "sibson_mi",
+    "subset_log_lift",
+]

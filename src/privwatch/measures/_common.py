@@ -1,0 +1,36 @@
+"""Shared helpers of the measure kernels: marginals, safe lift, logarithm base."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._validation import check_base
+
+FloatArray = NDArray[np.float64]
+
+
+def marginals(p: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Return ``(p_s, p_x)``: the row and column sums of ``p[s, x]``."""
+    return p.sum(axis=1), p.sum(axis=0)
+
+
+def safe(v: FloatArray) -> FloatArray:
+    """``v`` with zeros replaced by ones, for divisions whose numerator is then zero too."""
+    return np.where(v > 0, v, 1.0)
+
+
+def raw_lift(p: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Return ``(l, p_s, p_x)`` with ``l = p / (p_s p_x)`` and 0 outside the marginal support."""
+    p_s, p_x = marginals(p)
+    lift = p / safe(p_x)[None, :]
+    lift /= safe(p_s)[:, None]
+    return lift, p_s, p_x
+
+
+def in_base(value: float, base: float | None) -> float:
+    """Convert a value in nats to the logarithm ``base`` (None keeps nats)."""
+    b = check_base(base)
+    return float(value) if b is None else float(value) / math.log(b)

@@ -1,0 +1,244 @@
+"""Tabular preprocessing shared by :class:`~privwatch.Joint`, the watchdog and the CLI.
+
+- :func:`bin_columns` — explicit binning of numeric columns (``bins=`` per column);
+- :func:`check_discrete` — refuses numeric columns with too many distinct values to be treated
+  as categories, naming each one;
+- :class:`ObservedEncoder` — turns the value tuples of the observed columns into integer symbols,
+  fast enough for tens of millions of rows, and maps new rows onto the fitted symbols.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from .exceptions import ValidationError
+
+__all__ = [
+    "DEFAULT_MAX_LEVELS",
+    "BinSpec",
+    "ObservedEncoder",
+    "bin_columns",
+    "check_discrete",
+    "format_bins",
+    "parse_bins",
+]
+
+#: A numeric column with more distinct values than this must be binned explicitly.
+DEFAULT_MAX_LEVELS = 50
+
+BinSpec = int | Sequence[float]
+
+
+def _require_columns(df: pd.DataFrame, columns: Sequence[str]) -> None:
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValidationError(
+            f"`columns` must name columns of the data; got {missing!r} (available: "
+            f"{list(map(str, df.columns))!r})."
+        )
+
+
+def bin_columns(df: pd.DataFrame, bins: Mapping[str, BinSpec]) -> pd.DataFrame:
+    """Return a copy of ``df`` with numeric columns replaced by interval labels.
+
+    Parameters
+    ----------
+    df : DataFrame
+    bins : mapping column -> int or sequence of floats
+        An int ``k`` makes (at most) ``k`` equal-frequency bins (quantiles of this data); a
+        sequence gives increasing cut points ``e1 < ... < ek`` and the bins
+        ``(-inf, e1), [e1, e2), ..., [ek, inf)``, so no value is dropped.
+
+    Examples
+    --------
+    >>> d = pd.DataFrame({"age": [19, 30, 52]})
+    >>> bin_columns(d, {"age": [25, 45]})["age"].tolist()
+    ['<25', '[25, 45)', '>=45']
+    """
+    _require_columns(df, list(bins))
+    out = df.copy()
+    for col, spec in bins.items():
+        values = pd.to_numeric(df[col], errors="coerce")
+        if values.isna().any() and not df[col].isna().all():
+            bad = df[col][values.isna() & df[col].notna()]
+            if len(bad):
+                raise ValidationError(
+                    f"`bins[{col!r}]` needs a numeric column; got non-numeric value "
+                    f"{bad.iloc[0]!r}."
+                )
+        if isinstance(spec, (bool, str)) or not isinstance(
+            spec, (int, np.integer, Sequence, np.ndarray)
+        ):
+            raise ValidationError(
+                f"`bins[{col!r}]` must be an int or a sequence of cut points; got {spec!r}."
+            )
+        if isinstance(spec, (int, np.integer)):
+            if spec < 2:
+                raise ValidationError(f"`bins[{col!r}]` must be at least 2; got {spec}.")
+            qs = np.quantile(values.dropna(), np.linspace(0, 1, int(spec) + 1)[1:-1])
+            edges = np.unique(qs)
+        else:
+            edges = np.asarray(spec, dtype=float)
+            if edges.ndim != 1 or edges.size == 0 or np.any(np.diff(edges) <= 0):
+                raise ValidationError(
+                    f"`bins[{col!r}]` must be strictly increasing cut points; got {list(spec)!r}."
+                )
+        labels = _interval_labels(edges)
+        raw = values.to_numpy(dtype=float)
+        idx = np.where(np.isnan(raw), -1, np.searchsorted(edges, raw, side="right"))
+        codes = idx.astype(np.int64)
+        out[col] = pd.Categorical.from_codes(codes, categories=pd.Index(labels))
+    return out
+
+
+def _fmt(v: float) -> str:
+    return f"{v:g}"
+
+
+def _interval_labels(edges: NDArray[np.float64]) -> list[str]:
+    labels = [f"<{_fmt(edges[0])}"]
+    labels += [f"[{_fmt(a)}, {_fmt(b)})" for a, b in itertools.pairwise(edges)]
+    labels.append(f">={_fmt(edges[-1])}")
+    return labels
+
+
+def parse_bins(specs: Sequence[str]) -> dict[str, BinSpec]:
+    """Parse CLI bin specs ``col=k`` or ``col=e1,e2,...`` into a :func:`bin_columns` mapping.
+
+    >>> parse_bins(["age=25,45", "priors=4"])
+    {'age': [25.0, 45.0], 'priors': 4}
+    """
+    out: dict[str, BinSpec] = {}
+    for spec in specs:
+        col, sep, rhs = spec.partition("=")
+        if not sep or not col or not rhs:
+            raise ValidationError(f"`--bins` must look like col=k or col=e1,e2,...; got {spec!r}.")
+        try:
+            out[col] = (
+                int(rhs)
+                if "," not in rhs and "." not in rhs
+                else [float(v) for v in rhs.split(",")]
+            )
+        except ValueError:
+            raise ValidationError(
+                f"`--bins` must look like col=k or col=e1,e2,...; got {spec!r}."
+            ) from None
+    return out
+
+
+def format_bins(spec: Mapping[str, BinSpec]) -> str:
+    """The inverse of :func:`parse_bins`, for messages.
+
+    >>> format_bins({"age": [25.0, 45.0], "priors": 4})
+    'age=25,45 priors=4'
+    """
+    return " ".join(
+        f"{c}={v}" if isinstance(v, (int, np.integer)) else f"{c}={','.join(f'{e:g}' for e in v)}"
+        for c, v in spec.items()
+    )
+
+
+def check_discrete(
+    df: pd.DataFrame, columns: Sequence[str], max_levels: int | None = DEFAULT_MAX_LEVELS
+) -> None:
+    """Raise a :class:`ValidationError` naming every column that needs explicit binning.
+
+    A numeric column with more than ``max_levels`` distinct values is not treated as a set of
+    categories (each float would become its own symbol and every lift estimate would rest on one
+    record). ``max_levels=None`` disables the check.
+    """
+    _require_columns(df, columns)
+    if max_levels is None:
+        return
+    offenders = []
+    for col in columns:
+        series = df[col]
+        if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+            n = int(series.nunique(dropna=True))
+            if n > max_levels:
+                offenders.append(f"{col!r} ({n} distinct values)")
+    if offenders:
+        raise ValidationError(
+            "numeric columns with many values must be binned explicitly; got "
+            + ", ".join(offenders)
+            + f" (more than max_levels={max_levels}). Bin them, e.g. --bins col=5 or "
+            "--bins col=25,45 on the command line, or privwatch.bin_columns(df, {col: 5})."
+        )
+
+
+class ObservedEncoder:
+    """Encode the value tuples of observed columns as integer symbols ``0 .. n_symbols - 1``.
+
+    Symbols are numbered in the lexicographic order of the (per column sorted) values. ``fit``
+    refuses missing values, naming the column; ``transform`` maps a tuple never seen at fit time
+    to ``-1``.
+    """
+
+    def __init__(self, columns: Sequence[str]) -> None:
+        self.columns = list(columns)
+
+    def _column_codes(self, df: pd.DataFrame, fitting: bool) -> NDArray[np.int64]:
+        key = np.zeros(len(df), dtype=np.int64)
+        unseen = np.zeros(len(df), dtype=bool)
+        for j, col in enumerate(self.columns):
+            series = df[col]
+            if series.isna().any():
+                n = int(series.isna().sum())
+                raise ValidationError(
+                    f"`{col}` must have no missing values; got {n} missing "
+                    "(drop those rows or encode missing as its own category)."
+                )
+            if fitting:
+                codes, uniques = pd.factorize(series, sort=True)
+                self.categories_.append(pd.Index(uniques))
+            else:
+                codes = self.categories_[j].get_indexer(pd.Index(series))
+            codes = np.asarray(codes, dtype=np.int64)
+            unseen |= codes < 0
+            key = key * len(self.categories_[j]) + np.maximum(codes, 0)
+        key[unseen] = -1
+        return key
+
+    def fit_transform(self, df: pd.DataFrame) -> NDArray[np.int64]:
+        """Fit the symbol table on ``df`` and return each row's symbol."""
+        _require_columns(df, self.columns)
+        if len(self.columns) == 0:
+            raise ValidationError("`observed` must name at least one column; got [].")
+        self.categories_: list[pd.Index] = []
+        sizes = [int(df[c].nunique()) for c in self.columns]
+        if float(np.prod(np.asarray(sizes, dtype=float))) >= 2.0**62:
+            raise ValidationError(
+                f"`observed` must have fewer than 2^62 value combinations; got sizes {sizes}."
+            )
+        key = self._column_codes(df, fitting=True)
+        self.keys_, symbols = np.unique(key, return_inverse=True)
+        return symbols.astype(np.int64)
+
+    def transform(self, df: pd.DataFrame) -> NDArray[np.int64]:
+        """Symbols of new rows; ``-1`` for a value tuple not seen by ``fit_transform``."""
+        _require_columns(df, self.columns)
+        key = self._column_codes(df, fitting=False)
+        pos = np.searchsorted(self.keys_, key)
+        pos = np.minimum(pos, len(self.keys_) - 1)
+        found = (key >= 0) & (self.keys_[pos] == key)
+        return np.where(found, pos, -1).astype(np.int64)
+
+    @property
+    def n_symbols(self) -> int:
+        return len(self.keys_)
+
+    def labels(self) -> list[tuple[Any, ...]]:
+        """The value tuple of every symbol, in symbol order."""
+        sizes = [len(c) for c in self.categories_]
+        idx = np.unravel_index(self.keys_, sizes) if sizes else ()
+        cols = [cat.to_numpy()[i] for cat, i in zip(self.categories_, idx, strict=True)]
+        return [
+            tuple(v.item() if hasattr(v, "item") else v for v in row)
+            for row in zip(*cols, strict=False)
+        ]
