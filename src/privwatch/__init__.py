@@ -4,10 +4,11 @@ Measure leakage of a sensitive attribute (:mod:`privwatch.measures`), hold a joi
 labels (:class:`Joint`), and preprocess tables (:func:`bin_columns`).
 """
 
-from . import measures
+from . import measures, watchdog
 from .exceptions import NotFittedError, PrivacyWarning, PrivwatchError, ValidationError
 from .joint import Joint
 from .preprocessing import bin_columns
+from .watchdog import Watchdog
 
 __version__ = "0.1.0"
 
@@ -17,7 +18,9 @@ __all__ = [
     "PrivacyWarning",
     "PrivwatchError",
     "ValidationError",
+    "Watchdog",
     "__version__",
     "bin_columns",
     "measures",
+    "watchdog",
 ]

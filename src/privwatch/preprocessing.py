@@ -183,9 +183,13 @@ class ObservedEncoder:
     def __init__(self, columns: Sequence[str]) -> None:
         self.columns = list(columns)
 
-    def _column_codes(self, df: pd.DataFrame, fitting: bool) -> NDArray[np.int64]:
+    def column_codes(
+        self, df: pd.DataFrame, fitting: bool = False
+    ) -> tuple[NDArray[np.int64], list[NDArray[np.int64]]]:
+        """Combined key of each row (-1 if any value is unseen) and the per-column codes."""
         key = np.zeros(len(df), dtype=np.int64)
         unseen = np.zeros(len(df), dtype=bool)
+        per_column: list[NDArray[np.int64]] = []
         for j, col in enumerate(self.columns):
             series = df[col]
             if series.isna().any():
@@ -200,10 +204,11 @@ class ObservedEncoder:
             else:
                 codes = self.categories_[j].get_indexer(pd.Index(series))
             codes = np.asarray(codes, dtype=np.int64)
+            per_column.append(codes)
             unseen |= codes < 0
             key = key * len(self.categories_[j]) + np.maximum(codes, 0)
         key[unseen] = -1
-        return key
+        return key, per_column
 
     def fit_transform(self, df: pd.DataFrame) -> NDArray[np.int64]:
         """Fit the symbol table on ``df`` and return each row's symbol."""
@@ -216,18 +221,30 @@ class ObservedEncoder:
             raise ValidationError(
                 f"`observed` must have fewer than 2^62 value combinations; got sizes {sizes}."
             )
-        key = self._column_codes(df, fitting=True)
-        self.keys_, symbols = np.unique(key, return_inverse=True)
-        return symbols.astype(np.int64)
+        key, _ = self.column_codes(df, fitting=True)
+        # hash-based factorize, then sort the (few) distinct keys: O(n) instead of np.unique's sort
+        codes, uniques = pd.factorize(key)
+        order = np.argsort(uniques, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        self.keys_ = np.asarray(uniques, dtype=np.int64)[order]
+        self._key_index = pd.Index(self.keys_)
+        return np.asarray(rank[codes], dtype=np.int64)
 
     def transform(self, df: pd.DataFrame) -> NDArray[np.int64]:
         """Symbols of new rows; ``-1`` for a value tuple not seen by ``fit_transform``."""
         _require_columns(df, self.columns)
-        key = self._column_codes(df, fitting=False)
-        pos = np.searchsorted(self.keys_, key)
-        pos = np.minimum(pos, len(self.keys_) - 1)
-        found = (key >= 0) & (self.keys_[pos] == key)
-        return np.where(found, pos, -1).astype(np.int64)
+        return self.symbols_of(self.column_codes(df)[0])
+
+    def symbols_of(self, key: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Symbols of combined keys (from :meth:`column_codes`); -1 for unseen keys."""
+        pos = self._key_index.get_indexer(pd.Index(key))
+        return np.asarray(pos, dtype=np.int64)
+
+    def decode(self, symbols: NDArray[np.int64]) -> list[NDArray[np.int64]]:
+        """Per-column codes of symbols (the inverse of the combined key)."""
+        sizes = [len(c) for c in self.categories_]
+        return [np.asarray(c, dtype=np.int64) for c in np.unravel_index(self.keys_[symbols], sizes)]
 
     @property
     def n_symbols(self) -> int:

@@ -24,11 +24,25 @@ def _scaled_power_sum(cols: FloatArray, weights: FloatArray, alpha: float) -> Fl
     return np.asarray(peak * np.power(inner, 1.0 / alpha), dtype=np.float64)
 
 
+def _column_max_of_conditional(p: FloatArray) -> FloatArray:
+    """``max_s P_{X|S}(x|s)`` per column x, over sensitive values of positive probability.
+
+    Few rows: a running maximum row by row (no |S| x |X| temporary); many rows: vectorised.
+    """
+    p_s = p.sum(axis=1)
+    rows = np.flatnonzero(p_s > 0)
+    if rows.size > 64:
+        return np.asarray((p[rows] / p_s[rows, None]).max(axis=0), dtype=np.float64)
+    best = p[rows[0]] / p_s[rows[0]]
+    scratch = np.empty_like(best)
+    for s in rows[1:]:
+        np.divide(p[s], p_s[s], out=scratch)
+        np.maximum(best, scratch, out=best)
+    return np.asarray(best, dtype=np.float64)
+
+
 def _max_leakage_nats(p: FloatArray) -> float:
-    p_s, _ = marginals(p)
-    rows = p_s > 0
-    cond = p[rows] / p_s[rows, None]
-    return max(0.0, math.log(float(cond.max(axis=0).sum())))
+    return max(0.0, math.log(float(_column_max_of_conditional(p).sum())))
 
 
 def maximal_leakage(

@@ -1,0 +1,34 @@
+"""The privacy watchdog on discrete data (Hsu, Asoodeh, Calmon; Sadeghi, Ding, Rakotoarivelo).
+
+On a known joint pmf ``p[s, x]``: the bi-partition and its critical epsilons, the release channel,
+its bounds and optimal level, its utility, the (epsilon, delta) relaxation, and the tradeoff
+curve. On a table: :class:`Watchdog`.
+"""
+
+from ._bounds import OptimalEpsilon, gamma_bound, optimal_epsilon
+from ._estimator import Guarantee, RecordScores, Watchdog
+from ._mechanism import WatchdogUtility, mask_channel, watchdog_channel, watchdog_utility
+from ._partition import critical_epsilons, partition, symbol_risk
+from ._relaxed import RelaxedWatchdogResult, breach_probability, relaxed_watchdog
+from ._tradeoff import TradeoffCurve, tradeoff
+
+__all__ = [
+    "Guarantee",
+    "OptimalEpsilon",
+    "RecordScores",
+    "RelaxedWatchdogResult",
+    "TradeoffCurve",
+    "Watchdog",
+    "WatchdogUtility",
+    "breach_probability",
+    "critical_epsilons",
+    "gamma_bound",
+    "mask_channel",
+    "optimal_epsilon",
+    "partition",
+    "relaxed_watchdog",
+    "symbol_risk",
+    "tradeoff",
+    "watchdog_channel",
+    "watchdog_utility",
+]

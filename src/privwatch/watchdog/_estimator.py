@@ -1,0 +1,357 @@
+"""The :class:`Watchdog` estimator: score, flag and release the records of a table."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+from .._base import ParamsMixin, check_is_fitted
+from .._rng import RNGLike, check_rng
+from .._validation import check_nonnegative, check_probability
+from ..exceptions import PrivacyWarning, ValidationError
+from ..joint import Joint, _encode_sensitive, _warn_sparse
+from ..measures import LeakageReport, leakage_report
+from ..preprocessing import DEFAULT_MAX_LEVELS, ObservedEncoder, check_discrete
+from ._mechanism import WatchdogUtility, _effective_level, _utility
+from ._partition import _symbol_risk, partition
+from ._relaxed import _breach, relaxed_watchdog
+
+__all__ = ["Guarantee", "RecordScores", "Watchdog"]
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """The lift-privacy guarantee of a watchdog release, computed exactly on the fitted pmf.
+
+    ``epsilon``: effective level (max |log-lift| between sensitive and release); ``delta``:
+    probability of a breach of ``threshold`` (Sadeghi eq. 11; 0 for the strict watchdog);
+    ``randomized_epsilon``: level of the randomized set alone; ``flagged_probability``: mass of
+    the flagged symbols.
+    """
+
+    epsilon: float
+    delta: float
+    threshold: float
+    randomized_epsilon: float
+    flagged_probability: float
+    n_flagged_symbols: int
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+    def explain(self) -> str:
+        """The guarantee in plain words."""
+        e = self.epsilon
+        if math.isinf(e):
+            return "No finite lift-privacy level: some released value rules out a sensitive value."
+        text = (
+            f"Seeing any released record changes the odds of any sensitive value by a factor "
+            f"between {math.exp(-e):.3g} and {math.exp(e):.3g} (lift privacy epsilon = {e:.3g} "
+            f"nats), so I(S;Y), maximal leakage and the Bayes leakage are all at most {e:.3g} nats"
+        )
+        if self.delta > 0:
+            text += (
+                f"; the threshold {self.threshold:.3g} is exceeded with probability at most "
+                f"{self.delta:.3g}"
+            )
+        return text + "."
+
+
+@dataclass(frozen=True)
+class RecordScores:
+    """Per-record risk: ``risk[i] = max_s |i(s, x_i)|`` and the full ``log_lift[i, s]``.
+
+    ``known[i]`` is False for records whose observed tuple was not seen at fit time (risk inf,
+    log-lift NaN). Columns of ``log_lift`` follow ``sensitive_labels`` (sorted).
+    """
+
+    risk: FloatArray
+    log_lift: FloatArray
+    known: NDArray[np.bool_]
+    sensitive_labels: list[Any]
+
+    def to_frame(self, index: pd.Index | None = None) -> pd.DataFrame:
+        frame = pd.DataFrame(
+            self.log_lift, columns=[f"log_lift[{s}]" for s in self.sensitive_labels], index=index
+        )
+        frame.insert(0, "risk", self.risk)
+        frame["known"] = self.known
+        return frame
+
+
+class Watchdog(ParamsMixin):
+    """Privacy watchdog on a table (Hsu, Asoodeh, Calmon §III; Sadeghi, Ding, Rakotoarivelo).
+
+    Estimates the log-lift of every observed tuple by plug-in counts, flags the tuples whose
+    absolute log-lift exceeds ``epsilon`` for some sensitive value, and releases the table with the
+    flagged records randomized X^c-invariantly (the optimal randomization, Sadeghi Cor. 1).
+
+    Parameters
+    ----------
+    epsilon : float
+        Threshold on |log-lift| (nats).
+    delta : float or None
+        None: strict watchdog. A probability: the (epsilon, delta) relaxation (Sadeghi Alg. 1).
+    epsilon_max : float
+        With ``delta``: the hard cap on the effective |log-lift|.
+    randomization : {"merge", "uniform"}
+        ``merge``: flagged records get one marker value in every observed column; ``uniform``:
+        flagged records get a tuple drawn uniformly from the flagged tuples.
+    smoothing : float
+        Additive smoothing of the counts.
+    max_levels : int or None
+        Numeric observed columns with more distinct values must be binned first
+        (:func:`privwatch.bin_columns`).
+    marker : str
+        The marker value of merged records.
+    rng : int, Generator or None
+        Randomness of ``uniform`` releases.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"s": [0] * 40 + [1] * 40,
+    ...                    "x": ["a"] * 30 + ["b"] * 10 + ["a"] * 10 + ["b"] * 30})
+    >>> wd = Watchdog(epsilon=0.3).fit(df, sensitive="s", observed=["x"])
+    >>> wd.flag(df).mean()
+    np.float64(1.0)
+    >>> wd.transform(df)["x"].unique().tolist()
+    ['*']
+    """
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        delta: float | None = None,
+        epsilon_max: float = math.inf,
+        randomization: str = "merge",
+        smoothing: float = 0.0,
+        max_levels: int | None = DEFAULT_MAX_LEVELS,
+        marker: str = "*",
+        rng: RNGLike = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.epsilon_max = epsilon_max
+        self.randomization = randomization
+        self.smoothing = smoothing
+        self.max_levels = max_levels
+        self.marker = marker
+        self.rng = rng
+
+    # ------------------------------------------------------------------ fit
+    def _check_params(self) -> tuple[float, float | None, float]:
+        eps = check_nonnegative(self.epsilon, "epsilon", allow_inf=True)
+        delta = None if self.delta is None else check_probability(self.delta, "delta")
+        eps_max = check_nonnegative(self.epsilon_max, "epsilon_max", allow_inf=True)
+        if self.randomization not in ("merge", "uniform"):
+            raise ValidationError(
+                f"`randomization` must be 'merge' or 'uniform'; got {self.randomization!r}."
+            )
+        check_nonnegative(self.smoothing, "smoothing")
+        return eps, delta, eps_max
+
+    def fit(
+        self,
+        X: pd.DataFrame | ArrayLike,
+        sensitive: str | ArrayLike,
+        observed: Sequence[str] | None = None,
+    ) -> Watchdog:
+        """Estimate the lift of every observed tuple and choose the released set.
+
+        ``X``: a DataFrame (``sensitive`` a column name, ``observed`` the columns, default all
+        others) or a 2-D array (``sensitive`` an array of labels, columns named ``x0, x1, ...``).
+        """
+        eps, delta, eps_max = self._check_params()
+        frame, s_values, cols = _as_frame(X, sensitive, observed)
+        check_discrete(frame, cols, self.max_levels)
+        s_codes, s_labels = _encode_sensitive(s_values, str(s_values.name))
+        self.encoder_ = ObservedEncoder(cols)
+        x_codes = self.encoder_.fit_transform(frame)
+        n_s, n_x = len(s_labels), self.encoder_.n_symbols
+        counts = np.bincount(s_codes * n_x + x_codes, minlength=n_s * n_x).reshape(n_s, n_x)
+        _warn_sparse(counts)
+        a = float(self.smoothing)
+        p = (counts + a) / (counts.sum() + a * counts.size)
+        p /= p.sum()
+        if delta is None:
+            keep = partition(p, eps)
+            breach = 0.0
+        else:
+            relaxed = relaxed_watchdog(p, eps, delta, eps_max)
+            keep, breach = relaxed.mask, relaxed.breach_probability
+        risk = _symbol_risk(p)
+        randomized, effective = _effective_level(p, keep, risk)
+        self.observed_ = cols
+        self.sensitive_ = str(s_values.name)
+        self.sensitive_labels_ = s_labels
+        self.counts_ = counts
+        self.joint_ = Joint(
+            p,
+            s_labels,
+            None,
+            sensitive_name=self.sensitive_,
+            observed_name=",".join(cols),
+            counts=counts,
+        )
+        with np.errstate(divide="ignore"):
+            self.log_lift_ = np.log(p / (p.sum(axis=1)[:, None] * p.sum(axis=0)[None, :])).T
+        self.risk_ = risk
+        self.keep_ = keep
+        self.guarantee_ = Guarantee(
+            epsilon=effective,
+            delta=breach if delta is not None else _breach(p, keep, effective),
+            threshold=eps,
+            randomized_epsilon=randomized,
+            flagged_probability=float(p[:, ~keep].sum()),
+            n_flagged_symbols=int(np.count_nonzero(~keep)),
+        )
+        self.utility_: WatchdogUtility = _utility(p.sum(axis=0), keep)
+        self.leakage_before_: LeakageReport = leakage_report(p)
+        self.leakage_after_: LeakageReport = leakage_report(_release_joint(p, keep))
+        return self
+
+    @property
+    def lift_(self) -> pd.DataFrame:
+        """Log-lift per observed tuple (rows) and sensitive value (columns)."""
+        check_is_fitted(self, "log_lift_")
+        index = pd.MultiIndex.from_tuples(self.encoder_.labels(), names=self.observed_)
+        return pd.DataFrame(self.log_lift_, index=index, columns=self.sensitive_labels_)
+
+    # ------------------------------------------------------------------ score, flag, release
+    def _symbols(self, X: pd.DataFrame | ArrayLike) -> tuple[pd.DataFrame, NDArray[np.int64]]:
+        check_is_fitted(self, "keep_")
+        frame = _observed_frame(X, self.observed_)
+        symbols = self.encoder_.transform(frame)
+        n_unseen = int(np.count_nonzero(symbols < 0))
+        if n_unseen:
+            warnings.warn(
+                f"{n_unseen} records have observed values never seen at fit time; they are "
+                "flagged (risk inf) and randomized, never released as they are.",
+                PrivacyWarning,
+                stacklevel=3,
+            )
+        return frame, symbols
+
+    def score_samples(self, X: pd.DataFrame | ArrayLike) -> RecordScores:
+        """Per-record risk max_s |i(s, x)| and the full log-lift vector."""
+        _, symbols = self._symbols(X)
+        known = symbols >= 0
+        safe = np.where(known, symbols, 0)
+        log_lift = self.log_lift_[safe]
+        log_lift[~known] = np.nan
+        risk = np.where(known, self.risk_[safe], np.inf)
+        return RecordScores(risk, log_lift, known, list(self.sensitive_labels_))
+
+    def flag(self, X: pd.DataFrame | ArrayLike) -> NDArray[np.bool_]:
+        """True for records to randomize: flagged tuples and tuples unseen at fit time."""
+        _, symbols = self._symbols(X)
+        return _flags(self.keep_, symbols)
+
+    def transform(self, X: pd.DataFrame | ArrayLike) -> pd.DataFrame:
+        """The release: the observed columns, flagged records randomized.
+
+        The sensitive column is never part of the release. Columns come back as categoricals
+        (with the marker as an extra category under ``merge``).
+        """
+        frame, symbols = self._symbols(X)
+        flagged = _flags(self.keep_, symbols)
+        _, per_column = self.encoder_.column_codes(frame)
+        out = {}
+        if self.randomization == "uniform" and flagged.any():
+            pool = np.flatnonzero(~self.keep_)
+            drawn = check_rng(self.rng).choice(pool, size=int(flagged.sum()))
+            replacement = self.encoder_.decode(drawn)
+        for j, col in enumerate(self.observed_):
+            cats = self.encoder_.categories_[j]
+            codes = per_column[j].copy()
+            if self.randomization == "merge":
+                codes[flagged] = len(cats)
+                categories = cats.append(pd.Index([self.marker])) if flagged.any() else cats
+            else:
+                if flagged.any():
+                    codes[flagged] = replacement[j]
+                categories = cats
+            out[col] = pd.Categorical.from_codes(codes, categories=pd.Index(categories))
+        index = frame.index if isinstance(frame, pd.DataFrame) else None
+        return pd.DataFrame(out, index=index)
+
+    def fit_transform(
+        self,
+        X: pd.DataFrame | ArrayLike,
+        sensitive: str | ArrayLike,
+        observed: Sequence[str] | None = None,
+    ) -> pd.DataFrame:
+        """``fit`` then ``transform`` on the same records (see the PrivacyWarning it issues)."""
+        warnings.warn(
+            "the lift is estimated on the very records being released: the guarantee holds for "
+            "the fitted (empirical) distribution; hold out data to check it generalises.",
+            PrivacyWarning,
+            stacklevel=2,
+        )
+        return self.fit(X, sensitive, observed).transform(X)
+
+
+def _flags(keep: NDArray[np.bool_], symbols: NDArray[np.int64]) -> NDArray[np.bool_]:
+    known = symbols >= 0
+    return np.asarray(~known | ~keep[np.where(known, symbols, 0)], dtype=bool)
+
+
+def _release_joint(p: FloatArray, keep: NDArray[np.bool_]) -> FloatArray:
+    """Joint of S and the release (flagged symbols merged into one column)."""
+    merged = p[:, ~keep].sum(axis=1, keepdims=True)
+    q = np.hstack([p[:, keep], merged]) if (~keep).any() else p[:, keep]
+    return np.asarray(q / q.sum(), dtype=np.float64)
+
+
+def _as_frame(
+    X: pd.DataFrame | ArrayLike, sensitive: str | ArrayLike, observed: Sequence[str] | None
+) -> tuple[pd.DataFrame, pd.Series, list[str]]:
+    if isinstance(X, pd.DataFrame):
+        if isinstance(sensitive, str):
+            if sensitive not in X.columns:
+                raise ValidationError(
+                    f"`sensitive` must name a column of the data; got {sensitive!r}."
+                )
+            s_values = X[sensitive]
+            cols = [c for c in X.columns if c != sensitive] if observed is None else list(observed)
+            if sensitive in cols:
+                raise ValidationError(
+                    f"`observed` must not contain the sensitive column; got {sensitive!r} in it."
+                )
+            return X, s_values, cols
+        frame = X
+    else:
+        arr = np.asarray(X)
+        if arr.ndim != 2:
+            raise ValidationError(f"`X` must be a DataFrame or a 2-D array; got shape {arr.shape}.")
+        frame = pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
+    s_arr = np.asarray(sensitive)
+    if s_arr.ndim != 1 or len(s_arr) != len(frame):
+        raise ValidationError(
+            f"`sensitive` must be a column name or one label per record ({len(frame)}); got "
+            f"shape {s_arr.shape}."
+        )
+    cols = list(frame.columns) if observed is None else list(observed)
+    return frame, pd.Series(s_arr, name="sensitive", index=frame.index), cols
+
+
+def _observed_frame(X: pd.DataFrame | ArrayLike, columns: list[str]) -> pd.DataFrame:
+    if isinstance(X, pd.DataFrame):
+        return X
+    arr = np.asarray(X)
+    if arr.ndim != 2 or arr.shape[1] != len(columns):
+        raise ValidationError(
+            f"`X` must have the {len(columns)} observed columns seen at fit time; got shape "
+            f"{arr.shape}."
+        )
+    return pd.DataFrame(arr, columns=columns)

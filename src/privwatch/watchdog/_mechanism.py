@@ -1,0 +1,153 @@
+"""The watchdog release channel, its lift-privacy level and its utility for a bi-partition."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import xlogy
+
+from .._validation import DEFAULT_ATOL, check_mask, check_pmf
+from ..exceptions import ValidationError
+from ._partition import _set_risk, _symbol_risk, partition
+
+__all__ = ["WatchdogUtility", "mask_channel", "watchdog_channel", "watchdog_utility"]
+
+FloatArray = NDArray[np.float64]
+Randomization = str | ArrayLike
+
+
+def mask_channel(
+    p_x_size: int, keep: ArrayLike, randomization: Randomization = "merge"
+) -> FloatArray:
+    r"""Channel ``k[x, y]`` (output alphabet = observed alphabet) of a watchdog bi-partition.
+
+    .. math:: k(y|x) = \mathbb{1}\{y = x\} \ (x \in \mathcal{X}_\varepsilon), \qquad
+              k(y|x) = R(y) \ (x \in \mathcal{X}_\varepsilon^c)
+
+    Hsu et al. eq. (9). ``randomization``: ``"merge"`` puts all flagged mass on the first flagged
+    symbol (the representative of the merged class); ``"uniform"`` spreads it uniformly over the
+    flagged symbols; an array ``R`` of length ``|X|`` must be a pmf supported on the flagged
+    symbols. Every choice is X^c-invariant, hence optimal (Sadeghi et al. Cor. 1).
+    """
+    keep_mask = check_mask(keep, p_x_size, "keep")
+    k = np.zeros((p_x_size, p_x_size))
+    kept = np.flatnonzero(keep_mask)
+    k[kept, kept] = 1.0
+    flagged = np.flatnonzero(~keep_mask)
+    if flagged.size == 0:
+        return k
+    k[flagged] = _randomization_row(p_x_size, keep_mask, flagged, randomization)
+    return k
+
+
+def _randomization_row(
+    n: int, keep: NDArray[np.bool_], flagged: NDArray[np.intp], randomization: Randomization
+) -> FloatArray:
+    row = np.zeros(n)
+    if isinstance(randomization, str):
+        if randomization == "merge":
+            row[flagged[0]] = 1.0
+        elif randomization == "uniform":
+            row[flagged] = 1.0 / flagged.size
+        else:
+            raise ValidationError(
+                "`randomization` must be 'merge', 'uniform' or a pmf over the observed symbols; "
+                f"got {randomization!r}."
+            )
+        return row
+    r = check_pmf(randomization, "randomization", ndim=1)
+    if r.shape[0] != n:
+        raise ValidationError(
+            f"`randomization` must have one entry per observed symbol ({n}); got {r.shape[0]}."
+        )
+    if np.any(r[keep] > 0):
+        raise ValidationError(
+            "`randomization` must be supported on the flagged symbols (X_eps^c); got mass "
+            f"{float(r[keep].sum())!r} on released symbols."
+        )
+    return r
+
+
+def watchdog_channel(
+    p: ArrayLike,
+    epsilon: float,
+    randomization: Randomization = "merge",
+    *,
+    atol: float = DEFAULT_ATOL,
+) -> FloatArray:
+    """The privacy-watchdog channel ``k[x, y]`` for threshold ``epsilon`` (Hsu et al. eq. (9)).
+
+    See :func:`mask_channel` for ``randomization``.
+
+    Examples
+    --------
+    >>> watchdog_channel([[0.3, 0.1, 0.1], [0.1, 0.3, 0.1]], 0.5, "uniform")
+    array([[0.5, 0.5, 0. ],
+           [0.5, 0.5, 0. ],
+           [0. , 0. , 1. ]])
+    """
+    arr = check_pmf(p, atol=atol)
+    return mask_channel(arr.shape[1], partition(arr, epsilon), randomization)
+
+
+@dataclass(frozen=True)
+class WatchdogUtility:
+    """Utility of a watchdog release: I(X;Y) in nats (Hsu eq. 11) and NMIL (Sadeghi eq. 9)."""
+
+    mutual_information: float
+    nmil: float
+    entropy_observed: float
+    flagged_probability: float
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+def _utility(p_x: FloatArray, keep: NDArray[np.bool_]) -> WatchdogUtility:
+    h = -float(xlogy(p_x, p_x).sum())
+    flagged = p_x[~keep]
+    mass = float(flagged.sum())
+    # I(X;Y) = H_{X_eps} - P(X^c) log P(X^c) = H(X) - P(X^c) H(X | X in X^c)
+    info = -float(xlogy(p_x[keep], p_x[keep]).sum()) - float(xlogy(mass, mass))
+    info = min(max(info, 0.0), h)
+    return WatchdogUtility(
+        mutual_information=info,
+        nmil=0.0 if h <= 0 else float(1.0 - info / h),
+        entropy_observed=h,
+        flagged_probability=mass,
+    )
+
+
+def watchdog_utility(
+    p: ArrayLike, epsilon: float, *, atol: float = DEFAULT_ATOL
+) -> WatchdogUtility:
+    r"""Utility of the watchdog release at threshold ``epsilon``.
+
+    .. math:: I(X;Y) = H_{\mathcal{X}_\varepsilon} - P_X(\mathcal{X}^c_\varepsilon)
+              \log P_X(\mathcal{X}^c_\varepsilon), \qquad \mathrm{NMIL} = 1 - I(X;Y)/H(X)
+
+    Hsu et al. eq. (11); Sadeghi et al. eq. (8)–(9). The same for every X^c-invariant
+    randomization.
+
+    Examples
+    --------
+    >>> u = watchdog_utility([[0.3, 0.1, 0.1], [0.1, 0.3, 0.1]], 0.5)
+    >>> round(u.mutual_information, 4), round(u.nmil, 4)
+    (0.5004, 0.5256)
+    """
+    arr = check_pmf(p, atol=atol)
+    return _utility(arr.sum(axis=0), partition(arr, epsilon))
+
+
+def _effective_level(
+    p: FloatArray, keep: NDArray[np.bool_], risk: FloatArray | None = None
+) -> tuple[float, float]:
+    """(randomized level omega(X^c), effective level over both sets) of a bi-partition.
+
+    ``risk`` is :func:`_symbol_risk` of ``p`` when the caller already has it."""
+    risk = _symbol_risk(p) if risk is None else risk
+    kept_level = float(risk[keep].max()) if keep.any() else 0.0
+    randomized = _set_risk(p, ~keep) if (~keep).any() else 0.0
+    return randomized, max(kept_level, randomized)
