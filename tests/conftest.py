@@ -19,6 +19,7 @@ def joints(draw: st.DrawFn, max_s: int = 4, max_x: int = 6, full_support: bool =
     n_s = draw(st.integers(2, max_s))
     n_x = draw(st.integers(2, max_x))
     low = 1e-3 if full_support else 0.0
+    # subnormal entries are allowed: the kernels must not overflow on them
     w = draw(arrays(np.float64, (n_s, n_x), elements=st.floats(low, 1.0)))
     if w.sum() <= 0:
         w[0, 0] = 1.0

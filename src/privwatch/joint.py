@@ -11,6 +11,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from . import measures
+from ._encoder import factorize_sorted
 from ._validation import DEFAULT_ATOL, check_channel, check_nonnegative, check_pmf
 from .exceptions import PrivacyWarning, ValidationError
 from .preprocessing import DEFAULT_MAX_LEVELS, ObservedEncoder, check_discrete
@@ -249,12 +250,12 @@ def _encode_sensitive(series: pd.Series, name: str) -> tuple[NDArray[np.int64], 
         raise ValidationError(
             f"`{name}` must have no missing values; got {int(series.isna().sum())} missing."
         )
-    codes, uniques = pd.factorize(series, sort=True)
+    codes, uniques, _ = factorize_sorted(series)
     if len(uniques) < 2:
         raise ValidationError(
             f"`sensitive` must take at least two values; got {list(uniques)!r} in {name!r}."
         )
-    return codes.astype(np.int64), [u.item() if hasattr(u, "item") else u for u in uniques]
+    return codes, uniques.tolist()
 
 
 def _conditional(p: FloatArray) -> FloatArray:

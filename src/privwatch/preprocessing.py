@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ._encoder import ObservedEncoder, require_columns
 from .exceptions import ValidationError
 
 __all__ = [
@@ -33,15 +33,6 @@ __all__ = [
 DEFAULT_MAX_LEVELS = 50
 
 BinSpec = int | Sequence[float]
-
-
-def _require_columns(df: pd.DataFrame, columns: Sequence[str]) -> None:
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise ValidationError(
-            f"`columns` must name columns of the data; got {missing!r} (available: "
-            f"{list(map(str, df.columns))!r})."
-        )
 
 
 def bin_columns(df: pd.DataFrame, bins: Mapping[str, BinSpec]) -> pd.DataFrame:
@@ -61,7 +52,7 @@ def bin_columns(df: pd.DataFrame, bins: Mapping[str, BinSpec]) -> pd.DataFrame:
     >>> bin_columns(d, {"age": [25, 45]})["age"].tolist()
     ['<25', '[25, 45)', '>=45']
     """
-    _require_columns(df, list(bins))
+    require_columns(df, list(bins))
     out = df.copy()
     for col, spec in bins.items():
         values = pd.to_numeric(df[col], errors="coerce")
@@ -153,7 +144,7 @@ def check_discrete(
     categories (each float would become its own symbol and every lift estimate would rest on one
     record). ``max_levels=None`` disables the check.
     """
-    _require_columns(df, columns)
+    require_columns(df, columns)
     if max_levels is None:
         return
     offenders = []
@@ -170,92 +161,3 @@ def check_discrete(
             + f" (more than max_levels={max_levels}). Bin them, e.g. --bins col=5 or "
             "--bins col=25,45 on the command line, or privwatch.bin_columns(df, {col: 5})."
         )
-
-
-class ObservedEncoder:
-    """Encode the value tuples of observed columns as integer symbols ``0 .. n_symbols - 1``.
-
-    Symbols are numbered in the lexicographic order of the (per column sorted) values. ``fit``
-    refuses missing values, naming the column; ``transform`` maps a tuple never seen at fit time
-    to ``-1``.
-    """
-
-    def __init__(self, columns: Sequence[str]) -> None:
-        self.columns = list(columns)
-
-    def column_codes(
-        self, df: pd.DataFrame, fitting: bool = False
-    ) -> tuple[NDArray[np.int64], list[NDArray[np.int64]]]:
-        """Combined key of each row (-1 if any value is unseen) and the per-column codes."""
-        key = np.zeros(len(df), dtype=np.int64)
-        unseen = np.zeros(len(df), dtype=bool)
-        per_column: list[NDArray[np.int64]] = []
-        for j, col in enumerate(self.columns):
-            series = df[col]
-            if series.isna().any():
-                n = int(series.isna().sum())
-                raise ValidationError(
-                    f"`{col}` must have no missing values; got {n} missing "
-                    "(drop those rows or encode missing as its own category)."
-                )
-            if fitting:
-                codes, uniques = pd.factorize(series, sort=True)
-                self.categories_.append(pd.Index(uniques))
-            else:
-                codes = self.categories_[j].get_indexer(pd.Index(series))
-            codes = np.asarray(codes, dtype=np.int64)
-            per_column.append(codes)
-            unseen |= codes < 0
-            key = key * len(self.categories_[j]) + np.maximum(codes, 0)
-        key[unseen] = -1
-        return key, per_column
-
-    def fit_transform(self, df: pd.DataFrame) -> NDArray[np.int64]:
-        """Fit the symbol table on ``df`` and return each row's symbol."""
-        _require_columns(df, self.columns)
-        if len(self.columns) == 0:
-            raise ValidationError("`observed` must name at least one column; got [].")
-        self.categories_: list[pd.Index] = []
-        sizes = [int(df[c].nunique()) for c in self.columns]
-        if float(np.prod(np.asarray(sizes, dtype=float))) >= 2.0**62:
-            raise ValidationError(
-                f"`observed` must have fewer than 2^62 value combinations; got sizes {sizes}."
-            )
-        key, _ = self.column_codes(df, fitting=True)
-        # hash-based factorize, then sort the (few) distinct keys: O(n) instead of np.unique's sort
-        codes, uniques = pd.factorize(key)
-        order = np.argsort(uniques, kind="stable")
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size)
-        self.keys_ = np.asarray(uniques, dtype=np.int64)[order]
-        self._key_index = pd.Index(self.keys_)
-        return np.asarray(rank[codes], dtype=np.int64)
-
-    def transform(self, df: pd.DataFrame) -> NDArray[np.int64]:
-        """Symbols of new rows; ``-1`` for a value tuple not seen by ``fit_transform``."""
-        _require_columns(df, self.columns)
-        return self.symbols_of(self.column_codes(df)[0])
-
-    def symbols_of(self, key: NDArray[np.int64]) -> NDArray[np.int64]:
-        """Symbols of combined keys (from :meth:`column_codes`); -1 for unseen keys."""
-        pos = self._key_index.get_indexer(pd.Index(key))
-        return np.asarray(pos, dtype=np.int64)
-
-    def decode(self, symbols: NDArray[np.int64]) -> list[NDArray[np.int64]]:
-        """Per-column codes of symbols (the inverse of the combined key)."""
-        sizes = [len(c) for c in self.categories_]
-        return [np.asarray(c, dtype=np.int64) for c in np.unravel_index(self.keys_[symbols], sizes)]
-
-    @property
-    def n_symbols(self) -> int:
-        return len(self.keys_)
-
-    def labels(self) -> list[tuple[Any, ...]]:
-        """The value tuple of every symbol, in symbol order."""
-        sizes = [len(c) for c in self.categories_]
-        idx = np.unravel_index(self.keys_, sizes) if sizes else ()
-        cols = [cat.to_numpy()[i] for cat, i in zip(self.categories_, idx, strict=True)]
-        return [
-            tuple(v.item() if hasattr(v, "item") else v for v in row)
-            for row in zip(*cols, strict=False)
-        ]

@@ -30,6 +30,16 @@ def raw_lift(p: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
     return lift, p_s, p_x
 
 
+def log_lift_slow(p: FloatArray) -> FloatArray:
+    """``log p - log p_s - log p_x`` in the log domain: no overflow when the lift itself exceeds
+    the float range (tiny marginals). ``-inf`` for impossible cells, NaN outside the support."""
+    p_s, p_x = marginals(p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log(p) - np.log(p_s)[:, None] - np.log(p_x)[None, :]
+    out[(p_s[:, None] <= 0) | (p_x[None, :] <= 0)] = np.nan
+    return out
+
+
 def in_base(value: float, base: float | None) -> float:
     """Convert a value in nats to the logarithm ``base`` (None keeps nats)."""
     b = check_base(base)

@@ -70,7 +70,8 @@ def f_information(p: ArrayLike, f: str | FFunction = "kl", *, atol: float = DEFA
     Hsu et al. eq. (2)–(3); Prop. 1.3 bounds it by :math:`\max_{e^{-\varepsilon} \le t \le
     e^{\varepsilon}} f(t)`. ``f`` is a name of :data:`F_FUNCTIONS` or a convex vectorised callable
     with ``f(1) = 0`` (it must accept 0, the lift of an impossible cell). Units follow ``f``
-    (``"kl"`` gives nats).
+    (``"kl"`` gives nats). Lifts beyond the float64 range (marginals below ~1e-154) overflow
+    to ``inf``; :func:`mutual_information` handles them in the log domain.
 
     Examples
     --------

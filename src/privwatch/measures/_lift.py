@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import DEFAULT_ATOL, check_base, check_mask, check_pmf
-from ._common import FloatArray, in_base, marginals, raw_lift
+from ._common import FloatArray, in_base, log_lift_slow, marginals, raw_lift
 
 __all__ = ["lift", "lift_epsilon", "log_lift", "subset_log_lift"]
 
@@ -65,6 +65,8 @@ def log_lift(p: ArrayLike, *, base: float | None = None, atol: float = DEFAULT_A
     out = lift(p, atol=atol)
     with np.errstate(divide="ignore"):
         np.log(out, out=out)
+    if (out == np.inf).any():  # a lift overflowed float64: use the log domain
+        out = log_lift_slow(check_pmf(p, atol=atol))
     return _rebase(out, base)
 
 
@@ -87,6 +89,9 @@ def lift_epsilon(p: ArrayLike, *, base: float | None = None, atol: float = DEFAU
     lo, hi = float(inside.min()), float(inside.max())
     if lo <= 0.0:
         return math.inf
+    if math.isinf(hi):  # lift overflowed float64: use the log domain
+        ll = log_lift_slow(arr)
+        return in_base(float(np.nanmax(np.abs(ll))), base)
     return in_base(max(math.log(hi), -math.log(lo)), base)
 
 

@@ -7,7 +7,7 @@ from numpy.typing import ArrayLike
 from scipy.special import xlogy
 
 from .._validation import DEFAULT_ATOL, check_channel, check_pmf
-from ._common import FloatArray, in_base, raw_lift
+from ._common import FloatArray, in_base, log_lift_slow, raw_lift
 
 __all__ = ["entropy", "mutual_information", "nmil"]
 
@@ -38,7 +38,11 @@ def entropy(p: ArrayLike, *, base: float | None = None, atol: float = DEFAULT_AT
 def _mi_nats(p: FloatArray) -> float:
     lift, _, _ = raw_lift(p)
     np.log(lift, out=lift, where=lift > 0)
-    return max(0.0, float(np.vdot(p, lift)))
+    value = float(np.vdot(p, lift))
+    if not np.isfinite(value):  # a lift overflowed float64: redo it in the log domain
+        ll = log_lift_slow(p)
+        value = float(np.sum(p[p > 0] * ll[p > 0]))
+    return max(0.0, value)
 
 
 def mutual_information(

@@ -204,7 +204,8 @@ class Watchdog(ParamsMixin):
             counts=counts,
         )
         with np.errstate(divide="ignore"):
-            self.log_lift_ = np.log(p / (p.sum(axis=1)[:, None] * p.sum(axis=0)[None, :])).T
+            ll = np.log(p / (p.sum(axis=1)[:, None] * p.sum(axis=0)[None, :]))
+        self.log_lift_ = np.ascontiguousarray(ll.T)  # (n_observed, n_sensitive), rows gathered
         self.risk_ = risk
         self.keep_ = keep
         self.guarantee_ = Guarantee(
@@ -228,10 +229,14 @@ class Watchdog(ParamsMixin):
         return pd.DataFrame(self.log_lift_, index=index, columns=self.sensitive_labels_)
 
     # ------------------------------------------------------------------ score, flag, release
-    def _symbols(self, X: pd.DataFrame | ArrayLike) -> tuple[pd.DataFrame, NDArray[np.int64]]:
+    def _symbols(
+        self, X: pd.DataFrame | ArrayLike
+    ) -> tuple[pd.DataFrame, NDArray[np.int64], list[NDArray[np.int64]]]:
+        """(frame, symbol of each record, per-column codes); warns about unseen tuples."""
         check_is_fitted(self, "keep_")
         frame = _observed_frame(X, self.observed_)
-        symbols = self.encoder_.transform(frame)
+        key, per_column = self.encoder_.column_codes(frame)
+        symbols = self.encoder_.symbols_of(key)
         n_unseen = int(np.count_nonzero(symbols < 0))
         if n_unseen:
             warnings.warn(
@@ -240,21 +245,25 @@ class Watchdog(ParamsMixin):
                 PrivacyWarning,
                 stacklevel=3,
             )
-        return frame, symbols
+        return frame, symbols, per_column
 
     def score_samples(self, X: pd.DataFrame | ArrayLike) -> RecordScores:
         """Per-record risk max_s |i(s, x)| and the full log-lift vector."""
-        _, symbols = self._symbols(X)
+        _, symbols, _ = self._symbols(X)
         known = symbols >= 0
+        if known.all():
+            log_lift = np.take(self.log_lift_, symbols, axis=0)
+            risk = np.take(self.risk_, symbols)
+            return RecordScores(risk, log_lift, known, list(self.sensitive_labels_))
         safe = np.where(known, symbols, 0)
-        log_lift = self.log_lift_[safe]
+        log_lift = np.take(self.log_lift_, safe, axis=0)
         log_lift[~known] = np.nan
         risk = np.where(known, self.risk_[safe], np.inf)
         return RecordScores(risk, log_lift, known, list(self.sensitive_labels_))
 
     def flag(self, X: pd.DataFrame | ArrayLike) -> NDArray[np.bool_]:
         """True for records to randomize: flagged tuples and tuples unseen at fit time."""
-        _, symbols = self._symbols(X)
+        _, symbols, _ = self._symbols(X)
         return _flags(self.keep_, symbols)
 
     def transform(self, X: pd.DataFrame | ArrayLike) -> pd.DataFrame:
@@ -263,9 +272,8 @@ class Watchdog(ParamsMixin):
         The sensitive column is never part of the release. Columns come back as categoricals
         (with the marker as an extra category under ``merge``).
         """
-        frame, symbols = self._symbols(X)
+        frame, symbols, per_column = self._symbols(X)
         flagged = _flags(self.keep_, symbols)
-        _, per_column = self.encoder_.column_codes(frame)
         out = {}
         if self.randomization == "uniform" and flagged.any():
             pool = np.flatnonzero(~self.keep_)
@@ -273,9 +281,9 @@ class Watchdog(ParamsMixin):
             replacement = self.encoder_.decode(drawn)
         for j, col in enumerate(self.observed_):
             cats = self.encoder_.categories_[j]
-            codes = per_column[j].copy()
+            codes = per_column[j]
             if self.randomization == "merge":
-                codes[flagged] = len(cats)
+                codes = np.where(flagged, len(cats), codes)
                 categories = cats.append(pd.Index([self.marker])) if flagged.any() else cats
             else:
                 if flagged.any():
@@ -302,6 +310,8 @@ class Watchdog(ParamsMixin):
 
 
 def _flags(keep: NDArray[np.bool_], symbols: NDArray[np.int64]) -> NDArray[np.bool_]:
+    if len(symbols) == 0 or symbols.min() >= 0:
+        return ~np.take(keep, symbols)
     known = symbols >= 0
     return np.asarray(~known | ~keep[np.where(known, symbols, 0)], dtype=bool)
 

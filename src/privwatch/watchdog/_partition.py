@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import DEFAULT_ATOL, check_nonnegative, check_pmf
-from ..measures._common import marginals, raw_lift
+from ..measures._common import log_lift_slow, marginals, raw_lift
 
 __all__ = ["critical_epsilons", "partition", "symbol_risk"]
 
@@ -18,6 +18,8 @@ def _symbol_risk(p: FloatArray) -> FloatArray:
     lift = lift[p_s > 0]
     with np.errstate(divide="ignore"):
         risk = np.abs(np.log(lift)).max(axis=0)
+    if np.isinf(lift).any():  # a lift overflowed float64: redo it in the log domain
+        risk = np.abs(log_lift_slow(p)[p_s > 0]).max(axis=0)
     risk[p_x <= 0] = 0.0  # a symbol that never occurs carries no risk
     return np.asarray(risk, dtype=np.float64)
 
