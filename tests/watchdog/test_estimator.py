@@ -156,3 +156,26 @@ def test_bad_inputs() -> None:
         warnings.simplefilter("error")
         with pytest.raises(ValidationError, match="`a` must have no missing values"):
             est.flag(pd.DataFrame({"a": [np.nan]}))
+
+
+def test_evaluate_on_training_records_matches_fit() -> None:
+    df = _sample(20_000, 9)
+    est = Watchdog(epsilon=0.3).fit(df, "s", ["a", "b"])
+    ev = est.evaluate(df, "s")
+    assert ev.guarantee.epsilon == pytest.approx(est.guarantee_.epsilon)
+    assert ev.utility.mutual_information == pytest.approx(est.utility_.mutual_information)
+    assert ev.leakage_after.mutual_information == pytest.approx(
+        est.leakage_after_.mutual_information)
+    assert ev.gamma_bound >= ev.guarantee.epsilon
+    assert ev.n_unseen == 0
+
+
+def test_evaluate_on_held_out_records_flags_unseen() -> None:
+    train, test = _sample(5_000, 10), _sample(5_000, 11)
+    test.loc[:9, "b"] = "z"  # ten tuples never seen at fit time
+    est = Watchdog(epsilon=0.3).fit(train, "s", ["a", "b"])
+    ev = est.evaluate(test, "s")
+    assert ev.n_unseen == 10
+    assert ev.guarantee.flagged_probability == pytest.approx(est.flag(test).mean())
+    with pytest.raises(ValidationError, match="`sensitive` must take values seen at fit time"):
+        est.evaluate(test.assign(s=7), "s")

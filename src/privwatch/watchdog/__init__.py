@@ -6,7 +6,7 @@ curve. On a table: :class:`Watchdog`.
 """
 
 from ._bounds import OptimalEpsilon, gamma_bound, optimal_epsilon
-from ._estimator import Guarantee, RecordScores, Watchdog
+from ._estimator import Guarantee, RecordScores, Watchdog, WatchdogEvaluation
 from ._mechanism import WatchdogUtility, mask_channel, watchdog_channel, watchdog_utility
 from ._partition import critical_epsilons, partition, symbol_risk
 from ._relaxed import RelaxedWatchdogResult, breach_probability, relaxed_watchdog
@@ -19,6 +19,7 @@ __all__ = [
     "RelaxedWatchdogResult",
     "TradeoffCurve",
     "Watchdog",
+    "WatchdogEvaluation",
     "WatchdogUtility",
     "breach_probability",
     "critical_epsilons",

@@ -35,8 +35,11 @@ def gamma_bound(p: ArrayLike, epsilon: float, *, atol: float = DEFAULT_ATOL) -> 
     """
     arr = check_pmf(p, atol=atol)
     eps = check_nonnegative(epsilon, "epsilon", allow_inf=True)
-    keep = partition(arr, eps)
-    p_x = arr.sum(axis=0)
+    return _gamma(arr.sum(axis=0), partition(arr, eps), eps)
+
+
+def _gamma(p_x: np.ndarray, keep: np.ndarray, eps: float) -> float:
+    """Prop. 2's gamma for the released set ``keep`` at threshold ``eps``."""
     p_keep = float(p_x[keep].sum())
     p_flag = float(p_x[~keep].sum())
     if p_flag <= 0:

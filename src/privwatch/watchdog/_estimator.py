@@ -19,11 +19,12 @@ from ..exceptions import PrivacyWarning, ValidationError
 from ..joint import Joint, _encode_sensitive, _warn_sparse
 from ..measures import LeakageReport, leakage_report
 from ..preprocessing import DEFAULT_MAX_LEVELS, ObservedEncoder, check_discrete
+from ._bounds import _gamma
 from ._mechanism import WatchdogUtility, _effective_level, _utility
 from ._partition import _symbol_risk, partition
 from ._relaxed import _breach, relaxed_watchdog
 
-__all__ = ["Guarantee", "RecordScores", "Watchdog"]
+__all__ = ["Guarantee", "RecordScores", "Watchdog", "WatchdogEvaluation"]
 
 FloatArray = NDArray[np.float64]
 
@@ -86,6 +87,34 @@ class RecordScores:
         frame.insert(0, "risk", self.risk)
         frame["known"] = self.known
         return frame
+
+
+@dataclass(frozen=True)
+class WatchdogEvaluation:
+    """What a fitted watchdog does to a set of records (see :meth:`Watchdog.evaluate`).
+
+    ``guarantee.delta`` here is the measured breach probability of the threshold on these
+    records (Sadeghi eq. 11), ``gamma_bound`` Hsu et al.'s Prop. 2 bound on them.
+    """
+
+    guarantee: Guarantee
+    gamma_bound: float
+    utility: WatchdogUtility
+    leakage_before: LeakageReport
+    leakage_after: LeakageReport
+    n_records: int
+    n_unseen: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "guarantee": self.guarantee.to_dict(),
+            "gamma_bound": self.gamma_bound,
+            "utility": self.utility.to_dict(),
+            "leakage_before": self.leakage_before.to_dict(),
+            "leakage_after": self.leakage_after.to_dict(),
+            "n_records": self.n_records,
+            "n_unseen": self.n_unseen,
+        }
 
 
 class Watchdog(ParamsMixin):
@@ -292,6 +321,53 @@ class Watchdog(ParamsMixin):
             out[col] = pd.Categorical.from_codes(codes, categories=pd.Index(categories))
         index = frame.index if isinstance(frame, pd.DataFrame) else None
         return pd.DataFrame(out, index=index)
+
+    def evaluate(
+        self, X: pd.DataFrame | ArrayLike, sensitive: str | ArrayLike
+    ) -> WatchdogEvaluation:
+        """Guarantee, utility and leakage of the fitted watchdog on other records (held out).
+
+        Computed exactly on the empirical distribution of ``X``: the released set is the one
+        chosen at fit time, tuples unseen at fit time count as flagged (as :meth:`transform`
+        treats them), and the release is the merged one.
+        """
+        check_is_fitted(self, "keep_")
+        frame, s_values, _ = _as_frame(X, sensitive, self.observed_)
+        labels = pd.Index(self.sensitive_labels_)
+        s_codes = labels.get_indexer(pd.Index(s_values))
+        if (s_codes < 0).any():
+            bad = s_values[s_codes < 0].iloc[0]
+            raise ValidationError(
+                f"`sensitive` must take values seen at fit time {list(labels)}; got {bad!r}."
+            )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyWarning)
+            _, symbols, _ = self._symbols(frame)
+        n_x = self.encoder_.n_symbols
+        cols = np.where(symbols >= 0, symbols, n_x)  # one extra column for unseen tuples
+        counts = np.bincount(s_codes * (n_x + 1) + cols, minlength=len(labels) * (n_x + 1))
+        p = counts.reshape(len(labels), n_x + 1) / len(frame)
+        keep = np.append(self.keep_, False)
+        risk = _symbol_risk(p)
+        randomized, effective = _effective_level(p, keep, risk)
+        eps = float(self.guarantee_.threshold)
+        guarantee = Guarantee(
+            epsilon=effective,
+            delta=_breach(p, keep, eps),
+            threshold=eps,
+            randomized_epsilon=randomized,
+            flagged_probability=float(p[:, ~keep].sum()),
+            n_flagged_symbols=int(np.count_nonzero(~keep)),
+        )
+        return WatchdogEvaluation(
+            guarantee=guarantee,
+            gamma_bound=_gamma(p.sum(axis=0), keep, eps),
+            utility=_utility(p.sum(axis=0), keep),
+            leakage_before=leakage_report(p),
+            leakage_after=leakage_report(_release_joint(p, keep)),
+            n_records=len(frame),
+            n_unseen=int(np.count_nonzero(symbols < 0)),
+        )
 
     def fit_transform(
         self,
