@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _timing import write  # noqa: E402
+from _timing import write
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -32,11 +32,17 @@ def main() -> None:
     fig1: dict[str, list[float]] = {"original": [], "gamma": [], "optimal": []}
     nmil: dict[str, list[float]] = {f"strict eps={e:g}": [] for e in cfg["strict_epsilons"]}
     nmil.update({r["label"]: [] for r in cfg["relaxed"]})
-    relaxed_checks = {r["label"]: {"satisfied": 0, "breach": [], "level": []} for r in cfg["relaxed"]}
+    relaxed_checks = {
+        r["label"]: {"satisfied": 0, "breach": [], "level": []} for r in cfg["relaxed"]
+    }
     t0 = time.perf_counter()
     for _ in range(cfg["n_pmfs"]):
-        p = random_joint(cfg["n_sensitive"], cfg["n_observed"],
-                         concentration=cfg["dirichlet_concentration"], rng=rng)
+        p = random_joint(
+            cfg["n_sensitive"],
+            cfg["n_observed"],
+            concentration=cfg["dirichlet_concentration"],
+            rng=rng,
+        )
         keep = wd.partition(p, eps1)
         if (~keep).any():
             fig1["original"].append(float(wd.symbol_risk(p)[~keep].max()))
@@ -87,12 +93,18 @@ def main() -> None:
     (HERE / "results.json").write_text(json.dumps(summary, indent=2))
     cap = cfg["gamma_cap_for_plot"]
     ax = plot_ecdf(
-        {"original max |log-lift| on X_eps^c": fig1["original"],
-         f"Hsu et al. gamma bound (capped at {cap:g})": gamma,
-         "optimal (X^c-invariant randomization)": fig1["optimal"]},
-        xlabel=f"abs-log-lift on X_eps^c, eps = {eps1:g} (nats)", cap=cap)
-    ax.set_title(f"Sadeghi et al. Fig. 1: {len(fig1['original'])} random pmfs "
-                 f"|S|={cfg['n_sensitive']}, |X|={cfg['n_observed']}")
+        {
+            "original max |log-lift| on X_eps^c": fig1["original"],
+            f"Hsu et al. gamma bound (capped at {cap:g})": gamma,
+            "optimal (X^c-invariant randomization)": fig1["optimal"],
+        },
+        xlabel=f"abs-log-lift on X_eps^c, eps = {eps1:g} (nats)",
+        cap=cap,
+    )
+    ax.set_title(
+        f"Sadeghi et al. Fig. 1: {len(fig1['original'])} random pmfs "
+        f"|S|={cfg['n_sensitive']}, |X|={cfg['n_observed']}"
+    )
     save(ax, HERE / "fig1_loglift_cdf.png")
     ax = plot_ecdf(nmil, xlabel="NMIL = 1 - I(X;Y)/H(X)")
     ax.set_title(f"Sadeghi et al. Fig. 2: NMIL over {cfg['n_pmfs']} random pmfs")

@@ -15,10 +15,18 @@ class ParamsMixin:
 
     @classmethod
     def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [
-            n for n, prm in sig.parameters.items() if n != "self" and prm.kind != prm.VAR_KEYWORD
-        ]
+        """Named ``__init__`` arguments, following ``**kwargs`` up the class hierarchy."""
+        names: list[str] = []
+        for klass in cls.__mro__:
+            if klass is object or "__init__" not in vars(klass):
+                continue
+            params = list(inspect.signature(klass.__init__).parameters.values())
+            for p in params:
+                if p.name != "self" and p.kind != p.VAR_KEYWORD and p.name not in names:
+                    names.append(p.name)
+            if not any(p.kind == p.VAR_KEYWORD for p in params):
+                break
+        return names
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor arguments, as stored."""

@@ -169,6 +169,24 @@ class ObservedEncoder:
         sizes = [len(c) for c in self.categories_]
         return [np.asarray(c, dtype=np.int64) for c in np.unravel_index(self.keys_[symbols], sizes)]
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fitted state (the per-column values and the symbol keys)."""
+        return {
+            "columns": self.columns,
+            "categories": [c.tolist() for c in self.categories_],
+            "keys": self.keys_.tolist(),
+        }
+
+    @classmethod
+    def from_dict(cls, state: dict[str, Any]) -> ObservedEncoder:
+        enc = cls(state["columns"])
+        enc.categories_ = [pd.Index(v) for v in state["categories"]]
+        enc._luts = [None] * len(enc.categories_)
+        enc.keys_ = np.asarray(state["keys"], dtype=np.int64)
+        enc._key_lut = None
+        enc._key_index = pd.Index(enc.keys_)
+        return enc
+
     @property
     def n_symbols(self) -> int:
         return len(self.keys_)

@@ -9,9 +9,9 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from numpy.typing import ArrayLike  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["plot_ecdf", "plot_lift_scatter", "plot_tradeoff", "save"]
 
@@ -19,7 +19,7 @@ __all__ = ["plot_ecdf", "plot_lift_scatter", "plot_tradeoff", "save"]
 def plot_ecdf(
     values: Mapping[str, ArrayLike], *, ax: Any = None, xlabel: str = "", cap: float | None = None
 ) -> Any:
-    """Empirical CDF of each labelled sample; values above ``cap`` (and inf) are drawn at ``cap``."""
+    """Empirical CDF of each labelled sample; values above ``cap`` (and inf) are drawn at cap."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4))
     for label, v in values.items():

@@ -165,7 +165,8 @@ def test_evaluate_on_training_records_matches_fit() -> None:
     assert ev.guarantee.epsilon == pytest.approx(est.guarantee_.epsilon)
     assert ev.utility.mutual_information == pytest.approx(est.utility_.mutual_information)
     assert ev.leakage_after.mutual_information == pytest.approx(
-        est.leakage_after_.mutual_information)
+        est.leakage_after_.mutual_information
+    )
     assert ev.gamma_bound >= ev.guarantee.epsilon
     assert ev.n_unseen == 0
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -15,6 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._base import ParamsMixin, check_is_fitted
 from .._rng import RNGLike, check_rng
 from .._validation import check_nonnegative, check_probability
+from ..estimators import LiftEstimator, PluginLift
 from ..exceptions import PrivacyWarning, ValidationError
 from ..joint import Joint, _encode_sensitive, _warn_sparse
 from ..measures import LeakageReport, leakage_report
@@ -22,99 +21,14 @@ from ..preprocessing import DEFAULT_MAX_LEVELS, ObservedEncoder, check_discrete
 from ._bounds import _gamma
 from ._mechanism import WatchdogUtility, _effective_level, _utility
 from ._partition import _symbol_risk, partition
+from ._records import RecordWatchdog, is_record_level
 from ._relaxed import _breach, relaxed_watchdog
+from ._results import Guarantee, RecordScores, WatchdogEvaluation
+from ._table import as_frame_and_sensitive, flags_of, observed_frame, release_joint
 
 __all__ = ["Guarantee", "RecordScores", "Watchdog", "WatchdogEvaluation"]
 
 FloatArray = NDArray[np.float64]
-
-
-@dataclass(frozen=True)
-class Guarantee:
-    """The lift-privacy guarantee of a watchdog release, computed exactly on the fitted pmf.
-
-    ``epsilon``: effective level (max |log-lift| between sensitive and release); ``delta``:
-    probability of a breach of ``threshold`` (Sadeghi eq. 11; 0 for the strict watchdog);
-    ``randomized_epsilon``: level of the randomized set alone; ``flagged_probability``: mass of
-    the flagged symbols.
-    """
-
-    epsilon: float
-    delta: float
-    threshold: float
-    randomized_epsilon: float
-    flagged_probability: float
-    n_flagged_symbols: int
-
-    def to_dict(self) -> dict[str, float]:
-        return asdict(self)
-
-    def explain(self) -> str:
-        """The guarantee in plain words."""
-        e = self.epsilon
-        if math.isinf(e):
-            return "No finite lift-privacy level: some released value rules out a sensitive value."
-        text = (
-            f"Seeing any released record changes the odds of any sensitive value by a factor "
-            f"between {math.exp(-e):.3g} and {math.exp(e):.3g} (lift privacy epsilon = {e:.3g} "
-            f"nats), so I(S;Y), maximal leakage and the Bayes leakage are all at most {e:.3g} nats"
-        )
-        if self.delta > 0:
-            text += (
-                f"; the threshold {self.threshold:.3g} is exceeded with probability at most "
-                f"{self.delta:.3g}"
-            )
-        return text + "."
-
-
-@dataclass(frozen=True)
-class RecordScores:
-    """Per-record risk: ``risk[i] = max_s |i(s, x_i)|`` and the full ``log_lift[i, s]``.
-
-    ``known[i]`` is False for records whose observed tuple was not seen at fit time (risk inf,
-    log-lift NaN). Columns of ``log_lift`` follow ``sensitive_labels`` (sorted).
-    """
-
-    risk: FloatArray
-    log_lift: FloatArray
-    known: NDArray[np.bool_]
-    sensitive_labels: list[Any]
-
-    def to_frame(self, index: pd.Index | None = None) -> pd.DataFrame:
-        frame = pd.DataFrame(
-            self.log_lift, columns=[f"log_lift[{s}]" for s in self.sensitive_labels], index=index
-        )
-        frame.insert(0, "risk", self.risk)
-        frame["known"] = self.known
-        return frame
-
-
-@dataclass(frozen=True)
-class WatchdogEvaluation:
-    """What a fitted watchdog does to a set of records (see :meth:`Watchdog.evaluate`).
-
-    ``guarantee.delta`` here is the measured breach probability of the threshold on these
-    records (Sadeghi eq. 11), ``gamma_bound`` Hsu et al.'s Prop. 2 bound on them.
-    """
-
-    guarantee: Guarantee
-    gamma_bound: float
-    utility: WatchdogUtility
-    leakage_before: LeakageReport
-    leakage_after: LeakageReport
-    n_records: int
-    n_unseen: int
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "guarantee": self.guarantee.to_dict(),
-            "gamma_bound": self.gamma_bound,
-            "utility": self.utility.to_dict(),
-            "leakage_before": self.leakage_before.to_dict(),
-            "leakage_after": self.leakage_after.to_dict(),
-            "n_records": self.n_records,
-            "n_unseen": self.n_unseen,
-        }
 
 
 class Watchdog(ParamsMixin):
@@ -144,6 +58,13 @@ class Watchdog(ParamsMixin):
         The marker value of merged records.
     rng : int, Generator or None
         Randomness of ``uniform`` releases.
+    estimator : LiftEstimator or None
+        None (or a :class:`~privwatch.estimators.PluginLift`, whose smoothing is then used): the
+        exact plug-in watchdog over observed tuples. A neural estimator
+        (:class:`~privwatch.estimators.ClassifierLift`, :class:`~privwatch.estimators.DVLift`):
+        the per-record watchdog of Hsu et al. §IV — a record is flagged when its estimated
+        |log-lift| exceeds epsilon; the guarantee is then an estimate. ``uniform`` draws the
+        observed values of a random flagged fit record. ``delta`` needs the plug-in path.
 
     Examples
     --------
@@ -167,6 +88,7 @@ class Watchdog(ParamsMixin):
         max_levels: int | None = DEFAULT_MAX_LEVELS,
         marker: str = "*",
         rng: RNGLike = None,
+        estimator: LiftEstimator | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -176,6 +98,7 @@ class Watchdog(ParamsMixin):
         self.max_levels = max_levels
         self.marker = marker
         self.rng = rng
+        self.estimator = estimator
 
     # ------------------------------------------------------------------ fit
     def _check_params(self) -> tuple[float, float | None, float]:
@@ -187,6 +110,11 @@ class Watchdog(ParamsMixin):
                 f"`randomization` must be 'merge' or 'uniform'; got {self.randomization!r}."
             )
         check_nonnegative(self.smoothing, "smoothing")
+        if delta is not None and is_record_level(self.estimator):
+            raise ValidationError(
+                "`delta` (the (epsilon, delta) relaxation) needs the plug-in watchdog; got "
+                f"estimator={type(self.estimator).__name__}."
+            )
         return eps, delta, eps_max
 
     def fit(
@@ -201,15 +129,30 @@ class Watchdog(ParamsMixin):
         others) or a 2-D array (``sensitive`` an array of labels, columns named ``x0, x1, ...``).
         """
         eps, delta, eps_max = self._check_params()
-        frame, s_values, cols = _as_frame(X, sensitive, observed)
-        check_discrete(frame, cols, self.max_levels)
+        frame, s_values, cols = as_frame_and_sensitive(X, sensitive, observed)
         s_codes, s_labels = _encode_sensitive(s_values, str(s_values.name))
+        self.observed_ = cols
+        self.sensitive_ = str(s_values.name)
+        self.sensitive_labels_ = s_labels
+        if is_record_level(self.estimator):
+            assert self.estimator is not None
+            self.records_: RecordWatchdog | None = RecordWatchdog(self.estimator, eps, cols).fit(
+                frame, s_codes, s_labels
+            )
+            self.estimator_ = self.records_.estimator
+            self.guarantee_ = self.records_.guarantee_
+            self.keep_ = np.zeros(0, dtype=bool)
+            return self
+        self.records_ = None
+        check_discrete(frame, cols, self.max_levels)
         self.encoder_ = ObservedEncoder(cols)
         x_codes = self.encoder_.fit_transform(frame)
         n_s, n_x = len(s_labels), self.encoder_.n_symbols
         counts = np.bincount(s_codes * n_x + x_codes, minlength=n_s * n_x).reshape(n_s, n_x)
         _warn_sparse(counts)
         a = float(self.smoothing)
+        if isinstance(self.estimator, PluginLift):
+            a = check_nonnegative(self.estimator.smoothing, "estimator.smoothing")
         p = (counts + a) / (counts.sum() + a * counts.size)
         p /= p.sum()
         if delta is None:
@@ -220,9 +163,6 @@ class Watchdog(ParamsMixin):
             keep, breach = relaxed.mask, relaxed.breach_probability
         risk = _symbol_risk(p)
         randomized, effective = _effective_level(p, keep, risk)
-        self.observed_ = cols
-        self.sensitive_ = str(s_values.name)
-        self.sensitive_labels_ = s_labels
         self.counts_ = counts
         self.joint_ = Joint(
             p,
@@ -247,7 +187,7 @@ class Watchdog(ParamsMixin):
         )
         self.utility_: WatchdogUtility = _utility(p.sum(axis=0), keep)
         self.leakage_before_: LeakageReport = leakage_report(p)
-        self.leakage_after_: LeakageReport = leakage_report(_release_joint(p, keep))
+        self.leakage_after_: LeakageReport = leakage_report(release_joint(p, keep))
         return self
 
     @property
@@ -263,7 +203,7 @@ class Watchdog(ParamsMixin):
     ) -> tuple[pd.DataFrame, NDArray[np.int64], list[NDArray[np.int64]]]:
         """(frame, symbol of each record, per-column codes); warns about unseen tuples."""
         check_is_fitted(self, "keep_")
-        frame = _observed_frame(X, self.observed_)
+        frame = observed_frame(X, self.observed_)
         key, per_column = self.encoder_.column_codes(frame)
         symbols = self.encoder_.symbols_of(key)
         n_unseen = int(np.count_nonzero(symbols < 0))
@@ -278,6 +218,10 @@ class Watchdog(ParamsMixin):
 
     def score_samples(self, X: pd.DataFrame | ArrayLike) -> RecordScores:
         """Per-record risk max_s |i(s, x)| and the full log-lift vector."""
+        check_is_fitted(self, "guarantee_")
+        if self.records_ is not None:
+            frame = observed_frame(X, self.observed_)
+            return self.records_.scores(frame, list(self.sensitive_labels_))
         _, symbols, _ = self._symbols(X)
         known = symbols >= 0
         if known.all():
@@ -292,17 +236,28 @@ class Watchdog(ParamsMixin):
 
     def flag(self, X: pd.DataFrame | ArrayLike) -> NDArray[np.bool_]:
         """True for records to randomize: flagged tuples and tuples unseen at fit time."""
+        check_is_fitted(self, "guarantee_")
+        if self.records_ is not None:
+            return np.asarray(self.score_samples(X).risk > self.records_.epsilon, dtype=bool)
         _, symbols, _ = self._symbols(X)
-        return _flags(self.keep_, symbols)
+        return flags_of(self.keep_, symbols)
 
     def transform(self, X: pd.DataFrame | ArrayLike) -> pd.DataFrame:
         """The release: the observed columns, flagged records randomized.
 
         The sensitive column is never part of the release. Columns come back as categoricals
-        (with the marker as an extra category under ``merge``).
+        (with the marker as an extra category under ``merge``). With a neural estimator the
+        columns keep their values, as objects when a marker or a drawn record was written in.
         """
+        check_is_fitted(self, "guarantee_")
+        if self.records_ is not None:
+            frame = observed_frame(X, self.observed_)
+            flagged = self.flag(frame)
+            return self.records_.transform(
+                frame, flagged, self.randomization, self.marker, self.rng
+            )
         frame, symbols, per_column = self._symbols(X)
-        flagged = _flags(self.keep_, symbols)
+        flagged = flags_of(self.keep_, symbols)
         out = {}
         if self.randomization == "uniform" and flagged.any():
             pool = np.flatnonzero(~self.keep_)
@@ -332,7 +287,12 @@ class Watchdog(ParamsMixin):
         treats them), and the release is the merged one.
         """
         check_is_fitted(self, "keep_")
-        frame, s_values, _ = _as_frame(X, sensitive, self.observed_)
+        if self.records_ is not None:
+            raise ValidationError(
+                "evaluate() computes exact measures over observed tuples and needs the plug-in "
+                "watchdog; with a neural estimator use score_samples() on held-out records."
+            )
+        frame, s_values, _ = as_frame_and_sensitive(X, sensitive, self.observed_)
         labels = pd.Index(self.sensitive_labels_)
         s_codes = labels.get_indexer(pd.Index(s_values))
         if (s_codes < 0).any():
@@ -364,7 +324,7 @@ class Watchdog(ParamsMixin):
             gamma_bound=_gamma(p.sum(axis=0), keep, eps),
             utility=_utility(p.sum(axis=0), keep),
             leakage_before=leakage_report(p),
-            leakage_after=leakage_report(_release_joint(p, keep)),
+            leakage_after=leakage_report(release_joint(p, keep)),
             n_records=len(frame),
             n_unseen=int(np.count_nonzero(symbols < 0)),
         )
@@ -383,61 +343,3 @@ class Watchdog(ParamsMixin):
             stacklevel=2,
         )
         return self.fit(X, sensitive, observed).transform(X)
-
-
-def _flags(keep: NDArray[np.bool_], symbols: NDArray[np.int64]) -> NDArray[np.bool_]:
-    if len(symbols) == 0 or symbols.min() >= 0:
-        return ~np.take(keep, symbols)
-    known = symbols >= 0
-    return np.asarray(~known | ~keep[np.where(known, symbols, 0)], dtype=bool)
-
-
-def _release_joint(p: FloatArray, keep: NDArray[np.bool_]) -> FloatArray:
-    """Joint of S and the release (flagged symbols merged into one column)."""
-    merged = p[:, ~keep].sum(axis=1, keepdims=True)
-    q = np.hstack([p[:, keep], merged]) if (~keep).any() else p[:, keep]
-    return np.asarray(q / q.sum(), dtype=np.float64)
-
-
-def _as_frame(
-    X: pd.DataFrame | ArrayLike, sensitive: str | ArrayLike, observed: Sequence[str] | None
-) -> tuple[pd.DataFrame, pd.Series, list[str]]:
-    if isinstance(X, pd.DataFrame):
-        if isinstance(sensitive, str):
-            if sensitive not in X.columns:
-                raise ValidationError(
-                    f"`sensitive` must name a column of the data; got {sensitive!r}."
-                )
-            s_values = X[sensitive]
-            cols = [c for c in X.columns if c != sensitive] if observed is None else list(observed)
-            if sensitive in cols:
-                raise ValidationError(
-                    f"`observed` must not contain the sensitive column; got {sensitive!r} in it."
-                )
-            return X, s_values, cols
-        frame = X
-    else:
-        arr = np.asarray(X)
-        if arr.ndim != 2:
-            raise ValidationError(f"`X` must be a DataFrame or a 2-D array; got shape {arr.shape}.")
-        frame = pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
-    s_arr = np.asarray(sensitive)
-    if s_arr.ndim != 1 or len(s_arr) != len(frame):
-        raise ValidationError(
-            f"`sensitive` must be a column name or one label per record ({len(frame)}); got "
-            f"shape {s_arr.shape}."
-        )
-    cols = list(frame.columns) if observed is None else list(observed)
-    return frame, pd.Series(s_arr, name="sensitive", index=frame.index), cols
-
-
-def _observed_frame(X: pd.DataFrame | ArrayLike, columns: list[str]) -> pd.DataFrame:
-    if isinstance(X, pd.DataFrame):
-        return X
-    arr = np.asarray(X)
-    if arr.ndim != 2 or arr.shape[1] != len(columns):
-        raise ValidationError(
-            f"`X` must have the {len(columns)} observed columns seen at fit time; got shape "
-            f"{arr.shape}."
-        )
-    return pd.DataFrame(arr, columns=columns)

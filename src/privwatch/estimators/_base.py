@@ -1,0 +1,68 @@
+"""The interface shared by every log-lift estimator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+from .._base import ParamsMixin, check_is_fitted
+from .._encoder import factorize_sorted
+from ..exceptions import ValidationError
+
+__all__ = ["LiftEstimator"]
+
+FloatArray = NDArray[np.float64]
+
+
+class LiftEstimator(ParamsMixin):
+    """Base class: ``fit(X, s)``, ``log_lift(X)`` (n x |S|, columns in sorted order of the
+    sensitive values), ``score_samples(X)`` (max_s |i(s, x)|), ``mutual_information(X, s)``."""
+
+    def _fit_sensitive(self, s: ArrayLike, n: int) -> NDArray[np.int64]:
+        arr = np.asarray(s)
+        if arr.ndim != 1 or len(arr) != n:
+            raise ValidationError(
+                f"`s` must be one sensitive label per record ({n}); got shape {arr.shape}."
+            )
+        series = pd.Series(arr)
+        if series.isna().any():
+            n_missing = int(series.isna().sum())
+            raise ValidationError(f"`s` must have no missing values; got {n_missing}.")
+        codes, labels, _ = factorize_sorted(series)
+        if len(labels) < 2:
+            raise ValidationError(f"`s` must take at least two values; got {labels.tolist()!r}.")
+        self.sensitive_labels_: list[Any] = labels.tolist()
+        self.prior_ = np.bincount(codes, minlength=len(labels)) / len(codes)
+        return codes
+
+    def _sensitive_codes(self, s: ArrayLike) -> NDArray[np.int64]:
+        labels = pd.Index(self.sensitive_labels_)
+        codes = labels.get_indexer(pd.Index(np.asarray(s)))
+        if (codes < 0).any():
+            raise ValidationError(
+                f"`s` must take values seen at fit time {self.sensitive_labels_}; got others."
+            )
+        return np.asarray(codes, dtype=np.int64)
+
+    def fit(self, X: pd.DataFrame | ArrayLike, s: ArrayLike) -> LiftEstimator:
+        raise NotImplementedError
+
+    def log_lift(self, X: pd.DataFrame | ArrayLike) -> FloatArray:
+        raise NotImplementedError
+
+    def score_samples(self, X: pd.DataFrame | ArrayLike) -> FloatArray:
+        """Per-record risk ``max_s |i(s, x)|`` (inf where the log-lift is unknown)."""
+        ll = self.log_lift(X)
+        risk = np.abs(ll).max(axis=1)
+        return np.where(np.isnan(risk), np.inf, risk)
+
+    def mutual_information(self, X: pd.DataFrame | ArrayLike, s: ArrayLike) -> float:
+        """Estimate of I(S;X): the mean estimated log-lift of the given (x_i, s_i) pairs."""
+        check_is_fitted(self, "prior_")
+        ll = self.log_lift(X)
+        codes = self._sensitive_codes(s)
+        values = ll[np.arange(len(codes)), codes]
+        return float(np.nanmean(values))

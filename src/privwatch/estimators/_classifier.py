@@ -1,0 +1,115 @@
+"""Log-lift from a probabilistic classifier: i(s, x) = log P^(s|x) - log P^(s)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+from scipy.optimize import minimize_scalar
+from scipy.special import log_softmax
+
+from .._base import check_is_fitted
+from .._rng import check_rng
+from ..exceptions import ValidationError
+from ._base import FloatArray
+from ._neural import NeuralLift
+from ._preprocess import TabularPreprocessor, as_frame
+from ._torch_utils import require_torch
+
+__all__ = ["ClassifierLift"]
+
+
+class ClassifierLift(NeuralLift):
+    r"""Log-lift from a classifier's posterior (Hsu, Asoodeh, Calmon §IV, first network).
+
+    .. math:: \hat i(s, x) = \log \hat P_{S|X}(s|x) - \log \hat P_S(s)
+
+    By default a torch MLP trained with cross-entropy, with early stopping on a validation split
+    and **temperature scaling** fitted on that split (``calibrate=True``): a posterior that is off
+    by a constant factor gives a biased log-lift. ``classifier=`` takes any scikit-learn
+    classifier with ``predict_proba`` instead (fitted on the preprocessed features of the whole
+    training set; calibration is then the classifier's business). The estimate always satisfies
+    :math:`\sum_s \hat P(s) e^{\hat i(s, x)} = 1`.
+
+    Parameters are those of the neural estimators (``hidden``, ``epochs``, ``batch_size``, ``lr``,
+    ``weight_decay``, ``validation_fraction``, ``patience``, ``progress``, ``rng``) plus
+    ``classifier`` and ``calibrate``.
+    """
+
+    def __init__(self, *, classifier: Any = None, calibrate: bool = True, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.classifier = classifier
+        self.calibrate = calibrate
+
+    def _loss(self, model: Any, x: Any, s: Any, *, generator: Any, evaluation: bool = False) -> Any:
+        torch = require_torch()
+        return torch.nn.functional.cross_entropy(model(x), s)
+
+    def _init_members(self) -> None:
+        self.temperatures_: list[float] = []
+
+    def _after_fit(self, k: int, x_val: Any, s_val: Any) -> None:
+        if not self.calibrate:
+            self.temperatures_.append(1.0)
+            return
+        torch = require_torch()
+        with torch.no_grad():
+            logits = self.models_[k](x_val).double().numpy()
+        labels = s_val.numpy()
+
+        def nll(log_t: float) -> float:
+            lp = log_softmax(logits / math.exp(log_t), axis=1)
+            return float(-lp[np.arange(len(labels)), labels].mean())
+
+        res = minimize_scalar(nll, bounds=(-3.0, 3.0), method="bounded")
+        self.temperatures_.append(float(math.exp(res.x)))
+
+    def fit(self, X: pd.DataFrame | ArrayLike, s: ArrayLike) -> ClassifierLift:
+        if self.classifier is None:
+            super().fit(X, s)
+            return self
+        if not hasattr(self.classifier, "predict_proba"):
+            raise ValidationError(
+                "`classifier` must have a predict_proba method (a scikit-learn classifier); "
+                f"got {type(self.classifier).__name__}."
+            )
+        frame = as_frame(X)
+        codes = self._fit_sensitive(s, len(frame))
+        self.preprocessor_ = TabularPreprocessor().fit(frame)
+        from sklearn.base import clone
+
+        model = clone(self.classifier)
+        if "random_state" in model.get_params():
+            model.set_params(random_state=int(check_rng(self.rng).integers(0, 2**31)))
+        model.fit(self.preprocessor_.transform(frame), codes)
+        self.models_ = [model]
+        self.temperatures_ = [1.0]
+        return self
+
+    def _outputs(self, X: pd.DataFrame | ArrayLike) -> list[FloatArray]:
+        if self.classifier is None:
+            return super()._outputs(X)
+        check_is_fitted(self, "models_")
+        proba = np.asarray(self.models_[0].predict_proba(self.preprocessor_.transform(X)), float)
+        return [np.log(np.clip(proba, 1e-300, 1.0))]
+
+    def _member_log_lift(self, k: int, out: FloatArray) -> FloatArray:
+        log_post = log_softmax(out / self.temperatures_[k], axis=1)
+        return np.asarray(log_post - np.log(self.prior_)[None, :], dtype=np.float64)
+
+    def save(self, path: Any) -> None:
+        if self.classifier is not None:
+            raise ValidationError(
+                "a ClassifierLift wrapping a scikit-learn classifier cannot be saved without "
+                "pickle; save the torch version (classifier=None) or refit."
+            )
+        super().save(path)
+
+    def _extra_state(self) -> dict[str, Any]:
+        return {"temperatures": self.temperatures_}
+
+    def _load_extra_state(self, state: dict[str, Any]) -> None:
+        self.temperatures_ = [float(t) for t in state["temperatures"]]

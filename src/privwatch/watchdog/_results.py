@@ -1,0 +1,107 @@
+"""Result objects of the table watchdog: guarantee, per-record scores, held-out evaluation."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ..measures import LeakageReport
+from ._mechanism import WatchdogUtility
+
+__all__ = ["Guarantee", "RecordScores", "WatchdogEvaluation"]
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """The lift-privacy guarantee of a watchdog release, computed exactly on the fitted pmf.
+
+    ``epsilon``: effective level (max |log-lift| between sensitive and release); ``delta``:
+    probability of a breach of ``threshold`` (Sadeghi eq. 11; 0 for the strict watchdog);
+    ``randomized_epsilon``: level of the randomized set alone; ``flagged_probability``: mass of
+    the flagged symbols.
+    """
+
+    epsilon: float
+    delta: float
+    threshold: float
+    randomized_epsilon: float
+    flagged_probability: float
+    n_flagged_symbols: int
+    basis: str = "exact on the fitted (plug-in) distribution"
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+    def explain(self) -> str:
+        """The guarantee in plain words."""
+        e = self.epsilon
+        if math.isinf(e):
+            return "No finite lift-privacy level: some released value rules out a sensitive value."
+        text = (
+            f"Seeing any released record changes the odds of any sensitive value by a factor "
+            f"between {math.exp(-e):.3g} and {math.exp(e):.3g} (lift privacy epsilon = {e:.3g} "
+            f"nats), so I(S;Y), maximal leakage and the Bayes leakage are all at most {e:.3g} nats"
+        )
+        if self.delta > 0:
+            text += (
+                f"; the threshold {self.threshold:.3g} is exceeded with probability at most "
+                f"{self.delta:.3g}"
+            )
+        return text + "."
+
+
+@dataclass(frozen=True)
+class RecordScores:
+    """Per-record risk: ``risk[i] = max_s |i(s, x_i)|`` and the full ``log_lift[i, s]``.
+
+    ``known[i]`` is False for records whose observed tuple was not seen at fit time (risk inf,
+    log-lift NaN). Columns of ``log_lift`` follow ``sensitive_labels`` (sorted).
+    """
+
+    risk: FloatArray
+    log_lift: FloatArray
+    known: NDArray[np.bool_]
+    sensitive_labels: list[Any]
+
+    def to_frame(self, index: pd.Index | None = None) -> pd.DataFrame:
+        frame = pd.DataFrame(
+            self.log_lift, columns=[f"log_lift[{s}]" for s in self.sensitive_labels], index=index
+        )
+        frame.insert(0, "risk", self.risk)
+        frame["known"] = self.known
+        return frame
+
+
+@dataclass(frozen=True)
+class WatchdogEvaluation:
+    """What a fitted watchdog does to a set of records (see :meth:`Watchdog.evaluate`).
+
+    ``guarantee.delta`` here is the measured breach probability of the threshold on these
+    records (Sadeghi eq. 11), ``gamma_bound`` Hsu et al.'s Prop. 2 bound on them.
+    """
+
+    guarantee: Guarantee
+    gamma_bound: float
+    utility: WatchdogUtility
+    leakage_before: LeakageReport
+    leakage_after: LeakageReport
+    n_records: int
+    n_unseen: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "guarantee": self.guarantee.to_dict(),
+            "gamma_bound": self.gamma_bound,
+            "utility": self.utility.to_dict(),
+            "leakage_before": self.leakage_before.to_dict(),
+            "leakage_after": self.leakage_after.to_dict(),
+            "n_records": self.n_records,
+            "n_unseen": self.n_unseen,
+        }
