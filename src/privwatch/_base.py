@@ -20,7 +20,7 @@ class ParamsMixin:
         for klass in cls.__mro__:
             if klass is object or "__init__" not in vars(klass):
                 continue
-            params = list(inspect.signature(klass.__init__).parameters.values())
+            params = list(inspect.signature(vars(klass)["__init__"]).parameters.values())
             for p in params:
                 if p.name != "self" and p.kind != p.VAR_KEYWORD and p.name not in names:
                     names.append(p.name)

@@ -34,7 +34,7 @@ class PluginLift(LiftEstimator):
     >>> est = PluginLift().fit(np.array([[0], [0], [1], [1]] * 5), [0, 1, 1, 1] * 5)
     >>> est.log_lift(np.array([[0], [1]])).round(3)
     array([[ 0.693, -0.405],
-           [-inf,  0.288]])
+           [  -inf,  0.288]])
     """
 
     def __init__(self, *, smoothing: float = 0.0, max_levels: int | None = DEFAULT_MAX_LEVELS):

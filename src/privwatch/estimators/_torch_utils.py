@@ -90,8 +90,8 @@ def train(
     description: str,
     optimizer: str = "adam",
 ) -> TrainHistory:
-    """Adam (or Adagrad) on mini-batches; keeps the weights of the epoch with the lowest validation loss and
-    stops after ``patience`` epochs without improvement."""
+    """Adam (or Adagrad) on mini-batches; keeps the weights of the epoch with the lowest
+    validation loss and stops after ``patience`` epochs without improvement."""
     torch = require_torch()
     from rich.progress import Progress
 
