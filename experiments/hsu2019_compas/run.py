@@ -14,7 +14,6 @@ Run: python experiments/hsu2019_compas/run.py
 from __future__ import annotations
 
 import json
-import math
 import time
 import warnings
 from pathlib import Path
@@ -26,19 +25,9 @@ from privwatch import PrivacyWarning, bin_columns
 from privwatch.datasets import COMPAS_BINS, load_compas
 from privwatch.estimators import ClassifierLift, DVLift, PluginLift
 from privwatch.plotting import plot_lift_scatter, plot_tradeoff, save
-from privwatch.watchdog._bounds import _gamma
+from privwatch.watchdog import record_tradeoff
 
 HERE = Path(__file__).parent
-
-
-def utility_and_gamma(flagged: np.ndarray, eps: float) -> tuple[float, float]:
-    """Eq. (11) and Prop. 2 with every record its own symbol (mass 1/n)."""
-    n = len(flagged)
-    p_x = np.full(n, 1.0 / n)
-    keep = ~flagged
-    mass = float(flagged.mean())
-    util = float(keep.mean() * math.log(n) - (mass * math.log(mass) if mass > 0 else 0.0))
-    return util, _gamma(p_x, keep, eps)
 
 
 def corners(ll: np.ndarray, frame: pd.DataFrame, k: int = 6) -> dict[str, list[dict]]:
@@ -72,8 +61,9 @@ def main() -> None:
     eps = cfg["epsilon"]
 
     def make(kind: str, setting: str, seed: int) -> object:
-        params = {k: (tuple(v) if isinstance(v, list) else v)
-                  for k, v in cfg[setting][kind].items()}
+        params = {
+            k: (tuple(v) if isinstance(v, list) else v) for k, v in cfg[setting][kind].items()
+        }
         return (ClassifierLift if kind == "classifier" else DVLift)(rng=seed, **params)
 
     fitted: dict[str, object] = {}
@@ -94,8 +84,10 @@ def main() -> None:
             if kind == "dv":
                 mi[name]["dv_bound_test"] = est.bound(x_te, s_te)  # type: ignore[attr-defined]
                 mi[name]["normalization_error"] = est.normalization_error_  # type: ignore[attr-defined]
-            print(f"{name}: {timing[name]:.1f} s, I(S;X) test {mi[name]['mean_log_lift_test']:.4f}",
-                  flush=True)
+            print(
+                f"{name}: {timing[name]:.1f} s, I(S;X) test {mi[name]['mean_log_lift_test']:.4f}",
+                flush=True,
+            )
     binned_tr = bin_columns(train, COMPAS_BINS)[obs]
     binned_te = bin_columns(test, COMPAS_BINS)[obs]
     with warnings.catch_warnings():
@@ -115,14 +107,24 @@ def main() -> None:
     everything = pd.concat([train, test])
     ll_all = best.log_lift(everything[obs])  # type: ignore[attr-defined]
     risk = np.abs(ll_all).max(axis=1)
-    ax = plot_lift_scatter(ll_all, epsilon=eps, highlight=risk > eps,
-                           labels=("i(S=0 African-American, x)", "i(S=1 Caucasian, x)"))
-    ax.set_title(f"COMPAS, DVLift (privwatch settings)\n{int((risk > eps).sum())} of "
-                 f"{len(risk)} records outside the eps = {eps} square")
+    ax = plot_lift_scatter(
+        ll_all,
+        epsilon=eps,
+        highlight=risk > eps,
+        labels=("i(S=0 African-American, x)", "i(S=1 Caucasian, x)"),
+    )
+    ax.set_title(
+        f"COMPAS, DVLift (privwatch settings)\n{int((risk > eps).sum())} of "
+        f"{len(risk)} records outside the eps = {eps} square"
+    )
     save(ax, HERE / "fig1_lift_scatter.png")
     ll_paper = fitted["dv (paper)"].log_lift(everything[obs])  # type: ignore[attr-defined]
-    ax = plot_lift_scatter(ll_paper, epsilon=eps, highlight=np.abs(ll_paper).max(axis=1) > eps,
-                           labels=("i(S=0 African-American, x)", "i(S=1 Caucasian, x)"))
+    ax = plot_lift_scatter(
+        ll_paper,
+        epsilon=eps,
+        highlight=np.abs(ll_paper).max(axis=1) > eps,
+        labels=("i(S=0 African-American, x)", "i(S=1 Caucasian, x)"),
+    )
     ax.set_title("COMPAS, DVLift with the paper's settings")
     save(ax, HERE / "fig1_lift_scatter_paper_settings.png")
     results["extreme_records"] = corners(ll_all, everything)
@@ -134,23 +136,27 @@ def main() -> None:
     for name, est in fitted.items():
         r_tr = est.score_samples(x_tr)  # type: ignore[attr-defined]
         r_te = est.score_samples(x_te)  # type: ignore[attr-defined]
-        rows = {"epsilon": [], "train_utility": [], "train_gamma": [], "test_utility": [],
-                "test_gamma": [], "train_flagged": [], "test_flagged": []}
-        for e in grid:
-            u_tr, g_tr = utility_and_gamma(r_tr > e, float(e))
-            u_te, g_te = utility_and_gamma(r_te > e, float(e))
-            for key, v in zip(rows, [float(e), u_tr, g_tr, u_te, g_te, float((r_tr > e).mean()),
-                                     float((r_te > e).mean())], strict=True):
-                rows[key].append(v)
+        tr = record_tradeoff(r_tr, grid)
+        te = record_tradeoff(r_te, grid)
+        rows = {
+            "epsilon": tr["epsilon"].tolist(),
+            "train_utility": tr["utility_mi"].tolist(),
+            "train_gamma": tr["gamma_bound"].tolist(),
+            "test_utility": te["utility_mi"].tolist(),
+            "test_gamma": te["gamma_bound"].tolist(),
+            "train_flagged": tr["flagged_fraction"].tolist(),
+            "test_flagged": te["flagged_fraction"].tolist(),
+        }
         curves[name] = rows
         if "best" in name or "paper" in name:
             plot_data[f"{name} train"] = (rows["train_gamma"], rows["train_utility"])
             plot_data[f"{name} test"] = (rows["test_gamma"], rows["test_utility"])
     results["tradeoff"] = curves
     dv_only = {k: v for k, v in plot_data.items() if k.startswith("dv")}
-    ax = plot_tradeoff({k: (np.where(np.isfinite(x), x, np.nan), y)
-                        for k, (x, y) in dv_only.items()},
-                       xlabel="leakage bound gamma (Prop. 2), nats; points with gamma = inf omitted")
+    ax = plot_tradeoff(
+        {k: (np.where(np.isfinite(x), x, np.nan), y) for k, (x, y) in dv_only.items()},
+        xlabel="leakage bound gamma (Prop. 2), nats; points with gamma = inf omitted",
+    )
     ax.set_title("COMPAS: utility I(X;Y) (eq. 11) vs leakage bound over eps, DVLift")
     save(ax, HERE / "fig2_tradeoff.png")
 
@@ -172,8 +178,19 @@ def main() -> None:
         "single_fit_test": float((best.score_samples(x_te) > eps).mean()),  # type: ignore[attr-defined]
     }
     (HERE / "results.json").write_text(json.dumps(results, indent=2, default=str))
-    print(json.dumps({k: results[k] for k in ("fit_seconds", "mutual_information_estimates",
-                                               "flagged_fraction_at_epsilon")}, indent=2))
+    print(
+        json.dumps(
+            {
+                k: results[k]
+                for k in (
+                    "fit_seconds",
+                    "mutual_information_estimates",
+                    "flagged_fraction_at_epsilon",
+                )
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ def main() -> None:
     df = bin_columns(load_compas(), cfg["bins"])
     rng = np.random.default_rng(cfg["seed"])
     order = rng.permutation(len(df))
-    n_train = int(round(cfg["train_fraction"] * len(df)))
+    n_train = round(cfg["train_fraction"] * len(df))
     train, test = df.iloc[order[:n_train]], df.iloc[order[n_train:]]
     epsilons = np.linspace(**cfg["epsilons"])
     rows = []

@@ -17,6 +17,7 @@ from ..datasets import COMPAS_BINS, COMPAS_OBSERVED, load_compas
 from ..exceptions import PrivacyWarning, PrivwatchError, ValidationError
 from ..joint import Joint
 from ..preprocessing import DEFAULT_MAX_LEVELS, BinSpec, bin_columns, format_bins, parse_bins
+from ._audit_cmd import audit_command, reproduce_command
 from ._io import read_table
 
 app = typer.Typer(
@@ -107,6 +108,10 @@ def leakage(
     console.print(table)
     n_s, n_x = joint.shape
     console.print(f"{len(df)} records, {n_s} sensitive values, {n_x} observed symbols (plug-in).")
+
+
+app.command("audit")(audit_command)
+app.command("reproduce")(reproduce_command)
 
 
 def _load(

@@ -10,7 +10,7 @@ from ._estimator import Guarantee, RecordScores, Watchdog, WatchdogEvaluation
 from ._mechanism import WatchdogUtility, mask_channel, watchdog_channel, watchdog_utility
 from ._partition import critical_epsilons, partition, symbol_risk
 from ._relaxed import RelaxedWatchdogResult, breach_probability, relaxed_watchdog
-from ._tradeoff import TradeoffCurve, tradeoff
+from ._tradeoff import TradeoffCurve, record_tradeoff, tradeoff
 
 __all__ = [
     "Guarantee",
@@ -27,6 +27,7 @@ __all__ = [
     "mask_channel",
     "optimal_epsilon",
     "partition",
+    "record_tradeoff",
     "relaxed_watchdog",
     "symbol_risk",
     "tradeoff",

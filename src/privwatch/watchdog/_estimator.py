@@ -136,9 +136,10 @@ class Watchdog(ParamsMixin):
         self.sensitive_labels_ = s_labels
         if is_record_level(self.estimator):
             assert self.estimator is not None
-            self.records_: RecordWatchdog | None = RecordWatchdog(self.estimator, eps, cols).fit(
+            self.records_: RecordWatchdog | None = RecordWatchdog(self.estimator, cols).fit(
                 frame, s_codes, s_labels
             )
+            self.records_.threshold(eps)
             self.estimator_ = self.records_.estimator
             self.guarantee_ = self.records_.guarantee_
             self.keep_ = np.zeros(0, dtype=bool)
@@ -155,14 +156,6 @@ class Watchdog(ParamsMixin):
             a = check_nonnegative(self.estimator.smoothing, "estimator.smoothing")
         p = (counts + a) / (counts.sum() + a * counts.size)
         p /= p.sum()
-        if delta is None:
-            keep = partition(p, eps)
-            breach = 0.0
-        else:
-            relaxed = relaxed_watchdog(p, eps, delta, eps_max)
-            keep, breach = relaxed.mask, relaxed.breach_probability
-        risk = _symbol_risk(p)
-        randomized, effective = _effective_level(p, keep, risk)
         self.counts_ = counts
         self.joint_ = Joint(
             p,
@@ -175,19 +168,47 @@ class Watchdog(ParamsMixin):
         with np.errstate(divide="ignore"):
             ll = np.log(p / (p.sum(axis=1)[:, None] * p.sum(axis=0)[None, :]))
         self.log_lift_ = np.ascontiguousarray(ll.T)  # (n_observed, n_sensitive), rows gathered
-        self.risk_ = risk
+        self.risk_ = _symbol_risk(p)
+        self.leakage_before_: LeakageReport = leakage_report(p)
+        self._choose_released(eps, delta, eps_max)
+        return self
+
+    def _choose_released(self, eps: float, delta: float | None, eps_max: float) -> None:
+        """Plug-in path: the released symbols, the guarantee, the utility and the leakage."""
+        p = self.joint_.p
+        if delta is None:
+            keep = self.risk_ <= eps
+            breach = 0.0
+        else:
+            relaxed = relaxed_watchdog(p, eps, delta, eps_max)
+            keep, breach = relaxed.mask, relaxed.breach_probability
+        randomized, effective = _effective_level(p, keep, self.risk_)
         self.keep_ = keep
         self.guarantee_ = Guarantee(
             epsilon=effective,
-            delta=breach if delta is not None else _breach(p, keep, effective),
+            delta=breach,
             threshold=eps,
             randomized_epsilon=randomized,
             flagged_probability=float(p[:, ~keep].sum()),
             n_flagged_symbols=int(np.count_nonzero(~keep)),
         )
         self.utility_: WatchdogUtility = _utility(p.sum(axis=0), keep)
-        self.leakage_before_: LeakageReport = leakage_report(p)
         self.leakage_after_: LeakageReport = leakage_report(release_joint(p, keep))
+
+    def rethreshold(self, epsilon: float) -> Watchdog:
+        """Change ``epsilon`` of a fitted watchdog without re-estimating the log-lift.
+
+        The released set, the guarantee, the utility and the leakage are recomputed; with a
+        neural estimator no network is retrained. Returns ``self``.
+        """
+        check_is_fitted(self, "guarantee_")
+        self.epsilon = epsilon
+        eps, delta, eps_max = self._check_params()
+        if self.records_ is not None:
+            self.records_.threshold(eps)
+            self.guarantee_ = self.records_.guarantee_
+        else:
+            self._choose_released(eps, delta, eps_max)
         return self
 
     @property

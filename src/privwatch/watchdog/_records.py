@@ -29,42 +29,50 @@ def _fingerprint(frame: pd.DataFrame) -> tuple[int, int]:
 class RecordWatchdog:
     """Fitted state of the record-level watchdog (used by :class:`~privwatch.Watchdog`)."""
 
-    def __init__(self, estimator: LiftEstimator, epsilon: float, columns: list[str]) -> None:
+    def __init__(self, estimator: LiftEstimator, columns: list[str]) -> None:
         if not isinstance(estimator, LiftEstimator):
             raise ValidationError(
                 "`estimator` must be a privwatch log-lift estimator (PluginLift, ClassifierLift, "
                 f"DVLift); got {type(estimator).__name__}."
             )
         self.estimator = type(estimator)(**estimator.get_params())
-        self.epsilon = epsilon
         self.columns = columns
 
     def fit(self, frame: pd.DataFrame, s_codes: np.ndarray, s_labels: list[Any]) -> RecordWatchdog:
         observed = frame[self.columns]
         self.estimator.fit(observed, np.asarray(s_labels, dtype=object)[s_codes])
         ll = self.estimator.log_lift(observed)
-        risk = np.abs(ll).max(axis=1)
-        keep = risk <= self.epsilon
-        self.pool_ = observed.loc[~keep].reset_index(drop=True)
-        prior = np.bincount(s_codes, minlength=len(s_labels)) / len(s_codes)
+        self.fit_log_lift_ = ll
+        self._fit_risk = np.abs(ll).max(axis=1)
+        self._observed = observed
+        self._s_codes = s_codes
+        self._n_labels = len(s_labels)
+        self._fingerprint = _fingerprint(observed)
+        return self
+
+    def threshold(self, epsilon: float) -> RecordWatchdog:
+        """Flag the fit records whose estimated |log-lift| exceeds ``epsilon``; the guarantee."""
+        self.epsilon = epsilon
+        keep = self._fit_risk <= epsilon
+        s_codes = self._s_codes
+        self.pool_ = self._observed.loc[~keep].reset_index(drop=True)
+        prior = np.bincount(s_codes, minlength=self._n_labels) / len(s_codes)
         if (~keep).any():
-            flagged = np.bincount(s_codes[~keep], minlength=len(s_labels)) / (~keep).sum()
+            flagged = np.bincount(s_codes[~keep], minlength=self._n_labels) / (~keep).sum()
             with np.errstate(divide="ignore"):
                 randomized = float(np.abs(np.log(flagged / prior)).max())
         else:
             randomized = 0.0
-        kept = float(risk[keep].max()) if keep.any() else 0.0
+        kept = float(self._fit_risk[keep].max()) if keep.any() else 0.0
         self.guarantee_ = Guarantee(
             epsilon=max(kept, randomized),
             delta=0.0,
-            threshold=self.epsilon,
+            threshold=epsilon,
             randomized_epsilon=randomized,
             flagged_probability=float((~keep).mean()),
             n_flagged_symbols=int((~keep).sum()),
             basis=f"estimated by {type(self.estimator).__name__} on the fit records",
         )
-        self.fit_log_lift_ = ll
-        self._fingerprint = _fingerprint(observed)
         return self
 
     def scores(self, frame: pd.DataFrame, labels: list[Any]) -> RecordScores:

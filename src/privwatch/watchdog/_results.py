@@ -54,6 +54,8 @@ class Guarantee:
                 f"; the threshold {self.threshold:.3g} is exceeded with probability at most "
                 f"{self.delta:.3g}"
             )
+        if not self.basis.startswith("exact"):
+            text += f" ({self.basis}: an estimate, not a proof)"
         return text + "."
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -10,12 +11,13 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from .._validation import DEFAULT_ATOL, check_nonnegative, check_pmf
+from ..exceptions import ValidationError
 from ..measures import LeakageReport, leakage_report
 from ._bounds import gamma_bound, optimal_epsilon
 from ._mechanism import mask_channel, watchdog_utility
 from ._partition import partition
 
-__all__ = ["TradeoffCurve", "tradeoff"]
+__all__ = ["TradeoffCurve", "record_tradeoff", "tradeoff"]
 
 
 @dataclass(frozen=True)
@@ -99,3 +101,40 @@ def tradeoff(
         reports.append(leakage_report(release / release.sum(), alpha=alpha))
     c = np.array(rows, dtype=float).reshape(-1, 7).T
     return TradeoffCurve(c[0], c[1], c[2], c[3], c[4], c[5], c[6], leakage=reports)
+
+
+def record_tradeoff(risk: ArrayLike, epsilons: Sequence[float] | np.ndarray) -> pd.DataFrame:
+    """Watchdog tradeoff from per-record risk scores, every record its own symbol (mass 1/n).
+
+    For each epsilon: the flagged fraction, the utility I(X;Y) of Hsu et al. eq. (11) with
+    :math:`P_X(x_i) = 1/n` (so :math:`H_{\\mathcal{X}_\varepsilon} = (k/n)\\log n` for k kept
+    records) and the gamma bound of Prop. 2. This is how the tradeoff is drawn from a learned
+    log-lift estimator, whose records have no shared symbols.
+
+    Examples
+    --------
+    >>> record_tradeoff([0.1, 0.2, 0.9, 1.5], [0.5]).round(3).to_dict("records")
+    [{'epsilon': 0.5, 'flagged_fraction': 0.5, 'utility_mi': 1.04, 'gamma_bound': 1.294}]
+    """
+    from ._bounds import _gamma
+
+    r = np.asarray(risk, dtype=float)
+    if r.ndim != 1 or r.size == 0:
+        raise ValidationError(f"`risk` must be a non-empty vector; got shape {r.shape}.")
+    n = r.size
+    p_x = np.full(n, 1.0 / n)
+    rows = []
+    for e in np.ravel(epsilons):
+        eps = check_nonnegative(float(e), "epsilons", allow_inf=True)
+        flagged = r > eps
+        mass = float(flagged.mean())
+        util = float((1 - mass) * math.log(n) - (mass * math.log(mass) if mass > 0 else 0.0))
+        rows.append(
+            {
+                "epsilon": eps,
+                "flagged_fraction": mass,
+                "utility_mi": util,
+                "gamma_bound": _gamma(p_x, ~flagged, eps),
+            }
+        )
+    return pd.DataFrame(rows)

@@ -1,0 +1,157 @@
+"""``privwatch audit`` and ``privwatch reproduce``: parse, call the library, print."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..datasets import COMPAS_BINS, COMPAS_OBSERVED, load_compas
+from ..exceptions import PrivacyWarning, PrivwatchError, ValidationError
+from ..preprocessing import DEFAULT_MAX_LEVELS, parse_bins
+from ..report import audit, check_writable, write_audit
+from ._io import read_table
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _fail(message: str) -> None:
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code=2)
+
+
+def audit_command(
+    data: Annotated[Path | None, typer.Argument(help="CSV or Parquet file.")] = None,
+    sensitive: Annotated[str | None, typer.Option(help="The sensitive column.")] = None,
+    observed: Annotated[
+        str | None, typer.Option(help="Comma-separated observed columns (default: all others).")
+    ] = None,
+    epsilon: Annotated[
+        float | None, typer.Option(help="Threshold on |log-lift|; proposed when omitted.")
+    ] = None,
+    delta: Annotated[float | None, typer.Option(help="(epsilon, delta) relaxation.")] = None,
+    epsilon_max: Annotated[float, typer.Option(help="Cap with --delta.")] = math.inf,
+    estimator: Annotated[str, typer.Option(help="plugin, classifier or dv.")] = "plugin",
+    bins: Annotated[
+        list[str] | None, typer.Option(help="Bin a numeric column: col=k or col=e1,e2,...")
+    ] = None,
+    missing: Annotated[str, typer.Option(help="error, drop or category.")] = "error",
+    force: Annotated[bool, typer.Option(help="Allow identifier-like observed columns.")] = False,
+    max_levels: Annotated[
+        int, typer.Option(help="Numeric columns with more values must be binned (plug-in).")
+    ] = DEFAULT_MAX_LEVELS,
+    dataset: Annotated[str | None, typer.Option(help="A bundled data set: compas.")] = None,
+    out: Annotated[Path, typer.Option(help="Output folder.")] = Path("privwatch-audit"),
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+) -> None:
+    """Audit a table: score every record, release a lift-private version, write a report."""
+    t0 = time.perf_counter()
+    try:
+        check_writable(out)
+        if dataset is not None:
+            if data is not None:
+                raise ValidationError("give either DATA or --dataset, not both.")
+            if dataset != "compas":
+                raise ValidationError(f"--dataset must be one of ['compas']; got {dataset!r}.")
+            df = load_compas()
+            sensitive = sensitive or "race"
+            cols = observed.split(",") if observed else list(COMPAS_OBSERVED)
+            spec = {**(COMPAS_BINS if estimator == "plugin" else {}), **parse_bins(bins or [])}
+        else:
+            if data is None:
+                raise ValidationError("give a DATA file or --dataset NAME.")
+            if sensitive is None:
+                raise ValidationError("--sensitive is required with a DATA file.")
+            df = read_table(data)
+            cols = observed.split(",") if observed else None
+            spec = parse_bins(bins or [])
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                      console=err_console, transient=True) as bar:
+            task = bar.add_task("reading", total=None)
+
+            def step(message: str) -> None:
+                bar.update(task, description=message)
+
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", PrivacyWarning)
+                result = audit(df, sensitive, cols, epsilon=epsilon, delta=delta,
+                               epsilon_max=epsilon_max, estimator=estimator, bins=spec,
+                               missing=missing, force=force, max_levels=max_levels, rng=seed,
+                               step=step)
+            step("writing the outputs")
+            written = write_audit(result, out)
+    except PrivwatchError as exc:
+        _fail(str(exc))
+        return
+    for w in {str(w.message) for w in caught}:
+        err_console.print(f"[yellow]warning:[/] {w}", highlight=False, soft_wrap=True)
+    g = result.watchdog.guarantee_
+    table = Table(title="privwatch audit")
+    table.add_column("")
+    table.add_column("value", justify="right")
+    rows = [
+        ("records", f"{result.summary['n_records']}"),
+        ("epsilon (threshold)", f"{result.epsilon:.4g}"),
+        ("flagged records", f"{result.summary['n_flagged']}"),
+        ("lift-privacy level of the release", f"{g.epsilon:.4g} nats"),
+        ("breach probability (delta)", f"{g.delta:.4g}"),
+    ]
+    before = result.leakage["before"]
+    if "mutual_information" in before:
+        rows.append(("I(S;X) before -> after",
+                     f"{before['mutual_information']:.4g} -> "
+                     f"{result.leakage['after']['mutual_information']:.4g} nats"))
+    utility = result.leakage["utility"]
+    rows.append(("utility I(X;Y)", f"{utility.get('mutual_information', utility.get('utility_mi')):.4g} nats"))
+    for name, value in rows:
+        table.add_row(name, value)
+    console.print(table)
+    if epsilon is None:
+        console.print(f"epsilon proposed: {result.epsilon:.4g}, the {result.epsilon_reason}.",
+                      soft_wrap=True)
+    console.print(g.explain(), soft_wrap=True)
+    console.print(f"wrote {', '.join(p.name for p in written)} to {out} "
+                  f"in {time.perf_counter() - t0:.1f} s", soft_wrap=True)
+
+
+def experiments_root() -> Path:
+    """The ``experiments/`` folder of a source checkout (PRIVWATCH_EXPERIMENTS overrides)."""
+    env = os.environ.get("PRIVWATCH_EXPERIMENTS")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[3] / "experiments"
+
+
+def reproduce_command(
+    name: Annotated[str | None, typer.Argument(help="Experiment folder name.")] = None,
+    list_: Annotated[bool, typer.Option("--list", help="List the experiments.")] = False,
+) -> None:
+    """Run a reproduction in experiments/NAME and say where its results went."""
+    root = experiments_root()
+    if not root.is_dir():
+        _fail(f"no experiments folder at {root}: run from a source checkout of privwatch or set "
+              "PRIVWATCH_EXPERIMENTS.")
+    available = sorted(p.name for p in root.iterdir() if (p / "run.py").is_file())
+    if list_ or name is None:
+        for n in available:
+            doc = (root / n / "run.py").read_text().split('"""')[1].strip().splitlines()[0]
+            console.print(f"[bold]{n}[/]  {doc}", highlight=False, soft_wrap=True)
+        return
+    if name not in available:
+        _fail(f"NAME must be one of {available}; got {name!r}.")
+    code = subprocess.call([sys.executable, str(root / name / "run.py")])
+    if code != 0:
+        _fail(f"experiment {name} failed with exit code {code}.")
+    outputs = sorted(p.name for p in (root / name).iterdir() if p.suffix in (".json", ".png"))
+    console.print(f"results in {root / name}: {', '.join(outputs)}", soft_wrap=True)

@@ -1,0 +1,61 @@
+"""The self-contained HTML report (images inline), rendered with Jinja2."""
+
+from __future__ import annotations
+
+import base64
+import math
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import jinja2
+
+if TYPE_CHECKING:
+    from ._audit import AuditResult
+
+__all__ = ["render_report"]
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return "inf" if math.isinf(value) else f"{value:.4g}"
+    return str(value)
+
+
+def _image(path: Path) -> str:
+    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def render_report(result: AuditResult, images: Path, max_rows: int = 25) -> str:
+    """HTML of the report; ``images`` is the folder holding tradeoff.png and lift.png."""
+    template = jinja2.Template(
+        resources.files("privwatch.report").joinpath("templates/report.html.j2").read_text(),
+        autoescape=True,
+    )
+    scores = result.scores
+    flagged = scores[scores["flagged"]].sort_values("risk", ascending=False).head(max_rows)
+    obs = result.settings["observed"]
+    wd = result.watchdog
+    top = []
+    for idx, row in flagged.iterrows():
+        top.append({"record": idx, "risk": _fmt(float(row["risk"])),
+                    "values": [_fmt(v) for v in result.data.loc[idx, obs]]})
+    before = result.leakage.get("before", {})
+    after = result.leakage.get("after", {})
+    names = [k for k in before if k not in ("base", "alpha")]
+    leak_rows = [{"name": k, "before": _fmt(before.get(k)), "after": _fmt(after.get(k, "-"))}
+                 for k in names]
+    return template.render(
+        summary=result.summary,
+        settings={k: _fmt(v) for k, v in result.settings.items()},
+        epsilon=_fmt(result.epsilon),
+        epsilon_reason=result.epsilon_reason,
+        guarantee={k: _fmt(v) for k, v in wd.guarantee_.to_dict().items()},
+        guarantee_words=wd.guarantee_.explain(),
+        leak_rows=leak_rows,
+        flagged=top,
+        observed=obs,
+        n_flagged=int(scores["flagged"].sum()),
+        tradeoff_png=_image(images / "tradeoff.png"),
+        lift_png=_image(images / "lift.png"),
+    )
