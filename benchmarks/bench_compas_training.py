@@ -13,13 +13,21 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _timing import write  # noqa: E402
+from _timing import write
 
-from privwatch.datasets import COMPAS_OBSERVED, load_compas  # noqa: E402
-from privwatch.estimators import ClassifierLift, DVLift  # noqa: E402
+from privwatch.datasets import COMPAS_OBSERVED, load_compas
+from privwatch.estimators import ClassifierLift, DVLift
 
-PAPER = {"hidden": (128, 128), "optimizer": "adagrad", "lr": 1e-3, "epochs": 3000,
-         "patience": 3000, "n_ensemble": 1, "validation_fraction": 0.1, "batch_size": 100_000}
+PAPER = {
+    "hidden": (128, 128),
+    "optimizer": "adagrad",
+    "lr": 1e-3,
+    "epochs": 3000,
+    "patience": 3000,
+    "n_ensemble": 1,
+    "validation_fraction": 0.1,
+    "batch_size": 100_000,
+}
 
 
 def main() -> None:

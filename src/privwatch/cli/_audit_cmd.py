@@ -76,8 +76,13 @@ def audit_command(
             df = read_table(data)
             cols = observed.split(",") if observed else None
             spec = parse_bins(bins or [])
-        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                      console=err_console, transient=True) as bar:
+        with Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=err_console,
+            transient=True,
+        ) as bar:
             task = bar.add_task("reading", total=None)
 
             def step(message: str) -> None:
@@ -85,14 +90,28 @@ def audit_command(
 
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", PrivacyWarning)
-                result = audit(df, sensitive, cols, epsilon=epsilon, delta=delta,
-                               epsilon_max=epsilon_max, estimator=estimator, bins=spec,
-                               missing=missing, force=force, max_levels=max_levels, rng=seed,
-                               step=step)
+                result = audit(
+                    df,
+                    sensitive,
+                    cols,
+                    epsilon=epsilon,
+                    delta=delta,
+                    epsilon_max=epsilon_max,
+                    estimator=estimator,
+                    bins=spec,
+                    missing=missing,
+                    force=force,
+                    max_levels=max_levels,
+                    rng=seed,
+                    step=step,
+                )
             step("writing the outputs")
             written = write_audit(result, out)
     except PrivwatchError as exc:
         _fail(str(exc))
+        return
+    except OSError as exc:
+        _fail(f"could not write the outputs to {out}: {exc}; nothing was left there.")
         return
     for w in {str(w.message) for w in caught}:
         err_console.print(f"[yellow]warning:[/] {w}", highlight=False, soft_wrap=True)
@@ -109,20 +128,32 @@ def audit_command(
     ]
     before = result.leakage["before"]
     if "mutual_information" in before:
-        rows.append(("I(S;X) before -> after",
-                     f"{before['mutual_information']:.4g} -> "
-                     f"{result.leakage['after']['mutual_information']:.4g} nats"))
+        rows.append(
+            (
+                "I(S;X) before -> after",
+                f"{before['mutual_information']:.4g} -> "
+                f"{result.leakage['after']['mutual_information']:.4g} nats",
+            )
+        )
     utility = result.leakage["utility"]
-    rows.append(("utility I(X;Y)", f"{utility.get('mutual_information', utility.get('utility_mi')):.4g} nats"))
+    rows.append(
+        (
+            "utility I(X;Y)",
+            f"{utility.get('mutual_information', utility.get('utility_mi')):.4g} nats",
+        )
+    )
     for name, value in rows:
         table.add_row(name, value)
     console.print(table)
     if epsilon is None:
-        console.print(f"epsilon proposed: {result.epsilon:.4g}, the {result.epsilon_reason}.",
-                      soft_wrap=True)
+        console.print(
+            f"epsilon proposed: {result.epsilon:.4g} ({result.epsilon_reason}).", soft_wrap=True
+        )
     console.print(g.explain(), soft_wrap=True)
-    console.print(f"wrote {', '.join(p.name for p in written)} to {out} "
-                  f"in {time.perf_counter() - t0:.1f} s", soft_wrap=True)
+    console.print(
+        f"wrote {', '.join(p.name for p in written)} to {out} in {time.perf_counter() - t0:.1f} s",
+        soft_wrap=True,
+    )
 
 
 def experiments_root() -> Path:
@@ -140,8 +171,10 @@ def reproduce_command(
     """Run a reproduction in experiments/NAME and say where its results went."""
     root = experiments_root()
     if not root.is_dir():
-        _fail(f"no experiments folder at {root}: run from a source checkout of privwatch or set "
-              "PRIVWATCH_EXPERIMENTS.")
+        _fail(
+            f"no experiments folder at {root}: run from a source checkout of privwatch or set "
+            "PRIVWATCH_EXPERIMENTS."
+        )
     available = sorted(p.name for p in root.iterdir() if (p / "run.py").is_file())
     if list_ or name is None:
         for n in available:

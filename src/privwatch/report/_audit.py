@@ -75,7 +75,10 @@ def _choose_epsilon(curve: pd.DataFrame, plugin: bool) -> tuple[float, str]:
                 f"({row['flagged_fraction']:.1%} flagged)"
             )
     row = curve.iloc[-1]
-    return float(row["epsilon"]), "no epsilon on the grid met the target; the largest is used"
+    return float(row["epsilon"]), (
+        "largest epsilon on the grid, since none met the target (keep 90% of the information); "
+        "the data leak strongly: consider coarser observed columns"
+    )
 
 
 def audit(
@@ -102,8 +105,9 @@ def audit(
     say = step or (lambda _msg: None)
     est = _estimator(estimator, rng)
     say("preparing the data")
-    frame, cols, summary = prepare_table(df, sensitive, observed, bins=bins, missing=missing,
-                                         force=force)
+    frame, cols, summary = prepare_table(
+        df, sensitive, observed, bins=bins, missing=missing, force=force
+    )
     say("estimating the log-lift")
     probe = Watchdog(epsilon=math.inf, max_levels=max_levels, estimator=est, rng=rng)
     probe.fit(frame, sensitive, cols)
@@ -122,8 +126,9 @@ def audit(
         epsilon, reason = _choose_epsilon(curve, est is None)
     say("fitting the watchdog and releasing")
     if est is None:
-        wd = Watchdog(epsilon=epsilon, delta=delta, epsilon_max=epsilon_max,
-                      max_levels=max_levels, rng=rng).fit(frame, sensitive, cols)
+        wd = Watchdog(
+            epsilon=epsilon, delta=delta, epsilon_max=epsilon_max, max_levels=max_levels, rng=rng
+        ).fit(frame, sensitive, cols)
     else:  # the log-lift is already estimated: only the threshold changes
         wd = probe.set_params(delta=delta, epsilon_max=epsilon_max).rethreshold(epsilon)
     scores: RecordScores = wd.score_samples(frame)
@@ -133,13 +138,17 @@ def audit(
         release = wd.transform(frame)
     score_frame = scores.to_frame().drop(columns=["known"])
     score_frame["flagged"] = flags
-    summary.update({
-        "n_records": len(frame),
-        "sensitive": sensitive,
-        "sensitive_counts": {str(k): int(v) for k, v in frame[sensitive].value_counts().items()},
-        "observed": cols,
-        "n_flagged": int(flags.sum()),
-    })
+    summary.update(
+        {
+            "n_records": len(frame),
+            "sensitive": sensitive,
+            "sensitive_counts": {
+                str(k): int(v) for k, v in frame[sensitive].value_counts().items()
+            },
+            "observed": cols,
+            "n_flagged": int(flags.sum()),
+        }
+    )
     leakage: dict[str, Any] = {
         "guarantee": wd.guarantee_.to_dict(),
         "guarantee_in_words": wd.guarantee_.explain(),
@@ -152,15 +161,34 @@ def audit(
     else:
         ll = scores.log_lift
         codes = pd.Index(wd.sensitive_labels_).get_indexer(frame[sensitive])
-        leakage["before"] = {"mutual_information_estimate": float(
-            np.mean(ll[np.arange(len(codes)), codes]))}
+        leakage["before"] = {
+            "mutual_information_estimate": float(np.mean(ll[np.arange(len(codes)), codes]))
+        }
         leakage["after"] = {"note": "exact leakage of the release needs the plug-in estimator"}
         leakage["utility"] = record_tradeoff(scores.risk, [epsilon]).iloc[0].to_dict()
     settings = {
-        "sensitive": sensitive, "observed": cols, "epsilon": epsilon, "delta": delta,
-        "epsilon_max": epsilon_max, "estimator": estimator,
+        "sensitive": sensitive,
+        "observed": cols,
+        "epsilon": epsilon,
+        "delta": delta,
+        "epsilon_max": epsilon_max,
+        "estimator": estimator,
         "bins": {k: v if isinstance(v, int) else list(v) for k, v in (bins or {}).items()},
-        "missing": missing, "force": force, "max_levels": max_levels, "rng": rng,
+        "missing": missing,
+        "force": force,
+        "max_levels": max_levels,
+        "rng": rng,
     }
-    return AuditResult(settings, summary, float(epsilon), reason, wd, score_frame, release,
-                       curve, leakage, scores.log_lift, frame)
+    return AuditResult(
+        settings,
+        summary,
+        float(epsilon),
+        reason,
+        wd,
+        score_frame,
+        release,
+        curve,
+        leakage,
+        scores.log_lift,
+        frame,
+    )

@@ -38,13 +38,19 @@ def render_report(result: AuditResult, images: Path, max_rows: int = 25) -> str:
     wd = result.watchdog
     top = []
     for idx, row in flagged.iterrows():
-        top.append({"record": idx, "risk": _fmt(float(row["risk"])),
-                    "values": [_fmt(v) for v in result.data.loc[idx, obs]]})
+        top.append(
+            {
+                "record": idx,
+                "risk": _fmt(float(row["risk"])),
+                "values": [_fmt(v) for v in result.data.loc[idx, obs]],
+            }
+        )
     before = result.leakage.get("before", {})
     after = result.leakage.get("after", {})
     names = [k for k in before if k not in ("base", "alpha")]
-    leak_rows = [{"name": k, "before": _fmt(before.get(k)), "after": _fmt(after.get(k, "-"))}
-                 for k in names]
+    leak_rows = [
+        {"name": k, "before": _fmt(before.get(k)), "after": _fmt(after.get(k, "-"))} for k in names
+    ]
     return template.render(
         summary=result.summary,
         settings={k: _fmt(v) for k, v in result.settings.items()},

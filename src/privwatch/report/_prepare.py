@@ -81,5 +81,7 @@ def prepare_table(
     if missing == "category":
         for c in cols:
             if frame[c].isna().any():
-                frame[c] = frame[c].astype(object).where(frame[c].notna(), MISSING_LABEL).astype(str)
+                frame[c] = (
+                    frame[c].astype(object).where(frame[c].notna(), MISSING_LABEL).astype(str)
+                )
     return frame.reset_index(drop=True), cols, summary

@@ -19,8 +19,14 @@ from ._html import render_report
 
 __all__ = ["OUTPUT_FILES", "check_writable", "write_audit"]
 
-OUTPUT_FILES = ("scores.csv", "release.csv", "leakage.json", "tradeoff.png", "lift.png",
-                "report.html")
+OUTPUT_FILES = (
+    "scores.csv",
+    "release.csv",
+    "leakage.json",
+    "tradeoff.png",
+    "lift.png",
+    "report.html",
+)
 
 
 def check_writable(out: Path) -> None:
@@ -53,12 +59,22 @@ def _jsonable(value: Any) -> Any:
 def _plots(result: AuditResult, folder: Path) -> None:
     curve = result.tradeoff
     x = curve["optimal_epsilon"] if "optimal_epsilon" in curve else curve["gamma_bound"]
-    label = ("exact lift-privacy level of the release (nats)" if "optimal_epsilon" in curve
-             else "leakage bound gamma, Prop. 2 (nats)")
-    ax = plot_tradeoff({"watchdog release": (np.where(np.isfinite(x), x, np.nan),
-                                              curve["utility_mi"])}, xlabel=label)
-    ax.axvline(result.watchdog.guarantee_.epsilon, color="k", ls="--", lw=1,
-               label=f"chosen: epsilon = {result.epsilon:.3g}")
+    label = (
+        "exact lift-privacy level of the release (nats)"
+        if "optimal_epsilon" in curve
+        else "leakage bound gamma, Prop. 2 (nats)"
+    )
+    ax = plot_tradeoff(
+        {"watchdog release": (np.where(np.isfinite(x), x, np.nan), curve["utility_mi"])},
+        xlabel=label,
+    )
+    ax.axvline(
+        result.watchdog.guarantee_.epsilon,
+        color="k",
+        ls="--",
+        lw=1,
+        label=f"chosen: epsilon = {result.epsilon:.3g}",
+    )
     ax.legend(fontsize=8)
     ax.set_title("Utility I(X;Y) against leakage over epsilon")
     save(ax, folder / "tradeoff.png")
@@ -67,10 +83,15 @@ def _plots(result: AuditResult, folder: Path) -> None:
     labels = [str(v) for v in result.watchdog.sensitive_labels_]
     if ll.shape[1] == 2:
         finite = np.isfinite(ll).all(axis=1)
-        ax = plot_lift_scatter(ll[finite], epsilon=result.epsilon, highlight=flags[finite],
-                               labels=(f"i({labels[0]}, x)", f"i({labels[1]}, x)"))
-        ax.set_title(f"Log-lift of every record\n({int((~finite).sum())} with an infinite "
-                     "value not drawn)")
+        ax = plot_lift_scatter(
+            ll[finite],
+            epsilon=result.epsilon,
+            highlight=flags[finite],
+            labels=(f"i({labels[0]}, x)", f"i({labels[1]}, x)"),
+        )
+        ax.set_title(
+            f"Log-lift of every record\n({int((~finite).sum())} with an infinite value not drawn)"
+        )
     else:
         import matplotlib.pyplot as plt
 
@@ -95,10 +116,14 @@ def write_audit(result: AuditResult, out: Path) -> list[Path]:
     try:
         result.scores.to_csv(staging / "scores.csv", index_label="record")
         result.release.to_csv(staging / "release.csv", index_label="record")
-        payload = {"settings": result.settings, "summary": result.summary,
-                   "epsilon": result.epsilon, "epsilon_reason": result.epsilon_reason,
-                   **result.leakage,
-                   "tradeoff": result.tradeoff.to_dict(orient="list")}
+        payload = {
+            "settings": result.settings,
+            "summary": result.summary,
+            "epsilon": result.epsilon,
+            "epsilon_reason": result.epsilon_reason,
+            **result.leakage,
+            "tradeoff": result.tradeoff.to_dict(orient="list"),
+        }
         (staging / "leakage.json").write_text(json.dumps(_jsonable(payload), indent=2))
         _plots(result, staging)
         (staging / "report.html").write_text(render_report(result, staging), encoding="utf-8")

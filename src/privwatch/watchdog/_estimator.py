@@ -20,7 +20,7 @@ from ..measures import LeakageReport, leakage_report
 from ..preprocessing import DEFAULT_MAX_LEVELS, ObservedEncoder, check_discrete
 from ._bounds import _gamma
 from ._mechanism import WatchdogUtility, _effective_level, _utility
-from ._partition import _symbol_risk, partition
+from ._partition import _symbol_risk
 from ._records import RecordWatchdog, is_record_level
 from ._relaxed import _breach, relaxed_watchdog
 from ._results import Guarantee, RecordScores, WatchdogEvaluation

@@ -14,8 +14,9 @@ from .._validation import DEFAULT_ATOL, check_nonnegative, check_pmf
 from ..exceptions import ValidationError
 from ..measures import LeakageReport, leakage_report
 from ._bounds import gamma_bound, optimal_epsilon
-from ._mechanism import mask_channel, watchdog_utility
+from ._mechanism import watchdog_utility
 from ._partition import partition
+from ._table import release_joint
 
 __all__ = ["TradeoffCurve", "record_tradeoff", "tradeoff"]
 
@@ -97,8 +98,9 @@ def tradeoff(
                 util.flagged_probability,
             )
         )
-        release = arr @ mask_channel(arr.shape[1], partition(arr, eps), "merge")
-        reports.append(leakage_report(release / release.sum(), alpha=alpha))
+        # the merged release: kept columns plus one column for the flagged set (no dense
+        # |X| x |X| channel; every X^c-invariant randomization gives the same leakage)
+        reports.append(leakage_report(release_joint(arr, partition(arr, eps)), alpha=alpha))
     c = np.array(rows, dtype=float).reshape(-1, 7).T
     return TradeoffCurve(c[0], c[1], c[2], c[3], c[4], c[5], c[6], leakage=reports)
 

@@ -1,0 +1,220 @@
+"""`privwatch audit` end to end, its bad inputs, and the atomicity of its outputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from privwatch.cli import app
+from privwatch.report import OUTPUT_FILES
+
+runner = CliRunner()
+
+
+def _csv(tmp_path: Path, frame: pd.DataFrame, name: str = "d.csv") -> Path:
+    path = tmp_path / name
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _table(n: int = 400, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, 2, n)
+    return pd.DataFrame(
+        {
+            "s": np.where(s == 1, "yes", "no"),
+            "a": np.where(rng.random(n) < 0.3 + 0.4 * s, "hi", "lo"),
+            "b": rng.integers(0, 3, n),
+            "age": rng.integers(18, 90, n),
+        }
+    )
+
+
+def _complete(out: Path) -> bool:
+    return (out / "report.html").exists()
+
+
+def test_audit_compas_writes_every_output(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["audit", "--dataset", "compas", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    for name in OUTPUT_FILES:
+        assert (out / name).stat().st_size > 0, name
+    leak = json.loads((out / "leakage.json").read_text())
+    assert leak["summary"]["n_records"] == 5278
+    assert leak["after"]["mutual_information"] < leak["before"]["mutual_information"]
+    assert leak["guarantee"]["epsilon"] <= leak["epsilon"] + 1e-12 or leak["guarantee"]["delta"]
+    assert "epsilon proposed" in res.stdout and "NMIL" in leak["epsilon_reason"]
+    scores = pd.read_csv(out / "scores.csv")
+    assert len(scores) == 5278 and {"risk", "flagged"} <= set(scores.columns)
+    release = pd.read_csv(out / "release.csv")
+    assert "race" not in release.columns
+    assert (release.loc[scores["flagged"], "sex"] == "*").all()
+    html = (out / "report.html").read_text()
+    for section in ("data", "guarantee", "leakage", "lift", "flagged", "tradeoff", "settings"):
+        assert f'id="{section}"' in html
+    assert html.count("data:image/png;base64,") == 2
+    assert not list(out.glob(".privwatch-*"))
+
+
+def test_audit_csv_with_given_epsilon_and_relaxation(tmp_path: Path) -> None:
+    path = _csv(tmp_path, _table())
+    out = tmp_path / "o"
+    res = runner.invoke(
+        app,
+        [
+            "audit",
+            str(path),
+            "--sensitive",
+            "s",
+            "--observed",
+            "a,b",
+            "--epsilon",
+            "0.2",
+            "--delta",
+            "0.05",
+            "--out",
+            str(out),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    leak = json.loads((out / "leakage.json").read_text())
+    assert leak["epsilon"] == 0.2 and leak["settings"]["delta"] == 0.05
+    assert leak["guarantee"]["delta"] <= 0.05
+
+
+@pytest.mark.parametrize(
+    ("frame_edit", "args", "message"),
+    [
+        (None, ["--sensitive", "zzz"], "`sensitive` must name a column of the data; got 'zzz'"),
+        (None, ["--sensitive", "s", "--observed", "a,nope"], "got missing ['nope']"),
+        (lambda d: d.assign(s="x"), ["--sensitive", "s"], "must take at least two values"),
+        (
+            lambda d: d.assign(a=d["a"].where(d.index % 7 > 0)),
+            ["--sensitive", "s"],
+            "no missing values; got them in a (58)",
+        ),
+        (
+            lambda d: d.assign(id=np.arange(len(d))),
+            ["--sensitive", "s", "--bins", "age=4"],
+            "observed column(s) ['id'] have a distinct value in every record",
+        ),
+        (None, ["--sensitive", "s"], "'age' (72 distinct values)"),
+        (None, ["--sensitive", "s", "--estimator", "knn"], "`estimator` must be one of"),
+        (None, ["--sensitive", "s", "--missing", "impute"], "`missing` must be one of"),
+    ],
+)
+def test_bad_input_one_line_error_and_no_outputs(
+    tmp_path: Path,
+    frame_edit,
+    args,
+    message,  # type: ignore[no-untyped-def]
+) -> None:
+    frame = _table()
+    if frame_edit is not None:
+        frame = frame_edit(frame)
+    path = _csv(tmp_path, frame)
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["audit", str(path), *args, "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    assert message in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert not _complete(out)
+
+
+def test_missing_policies(tmp_path: Path) -> None:
+    frame = _table().assign(a=lambda d: d["a"].where(d.index % 7 > 0))
+    path = _csv(tmp_path, frame)
+    for policy, n_expected in (("drop", 400 - 58), ("category", 400)):
+        out = tmp_path / policy
+        res = runner.invoke(
+            app,
+            [
+                "audit",
+                str(path),
+                "--sensitive",
+                "s",
+                "--observed",
+                "a,b",
+                "--missing",
+                policy,
+                "--out",
+                str(out),
+            ],
+        )
+        assert res.exit_code == 0, res.output
+        assert json.loads((out / "leakage.json").read_text())["summary"]["n_records"] == n_expected
+
+
+def test_identifier_allowed_with_force(tmp_path: Path) -> None:
+    path = _csv(tmp_path, _table().assign(id=np.arange(400)))
+    out = tmp_path / "o"
+    res = runner.invoke(
+        app,
+        [
+            "audit",
+            str(path),
+            "--sensitive",
+            "s",
+            "--observed",
+            "a,id",
+            "--force",
+            "--max-levels",
+            "1000",
+            "--out",
+            str(out),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+
+
+def test_unreadable_missing_and_unwritable(tmp_path: Path) -> None:
+    binary = tmp_path / "b.csv"
+    binary.write_bytes(bytes(range(256)) * 8)
+    res = runner.invoke(
+        app, ["audit", str(binary), "--sensitive", "s", "--out", str(tmp_path / "o1")]
+    )
+    assert res.exit_code == 2 and "must be a readable CSV or Parquet file" in res.stderr
+    res = runner.invoke(
+        app,
+        ["audit", str(tmp_path / "none.csv"), "--sensitive", "s", "--out", str(tmp_path / "o2")],
+    )
+    assert res.exit_code == 2 and "not found" in res.stderr
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    res = runner.invoke(app, ["audit", "--dataset", "compas", "--out", str(blocker / "sub")])
+    assert res.exit_code == 2 and "--out must be a writable folder" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_failure_while_writing_leaves_nothing_complete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import privwatch.report._write as writer
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.html").write_text("stale report of an earlier run")
+
+    def broken(*_a: object, **_k: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(writer, "_plots", broken)
+    res = runner.invoke(app, ["audit", "--dataset", "compas", "--out", str(out)])
+    assert res.exit_code == 2 and "could not write the outputs" in res.stderr
+    assert (out / "report.html").read_text() == "stale report of an earlier run"
+    assert not (out / "scores.csv").exists()
+    assert not list(out.glob(".privwatch-*"))
+
+
+def test_reproduce_list_and_unknown() -> None:
+    res = runner.invoke(app, ["reproduce", "--list"])
+    assert res.exit_code == 0, res.output
+    assert "sadeghi2020_watchdog_mc" in res.stdout and "hsu2019_compas" in res.stdout
+    res = runner.invoke(app, ["reproduce", "nope"])
+    assert res.exit_code == 2 and "NAME must be one of" in res.stderr
