@@ -114,7 +114,7 @@ def run_case(name: str, continuous: bool) -> dict[str, object]:
     per: dict[str, list[dict[str, float]]] = {}
     for seed in SEEDS:
         data = mixture_data(seed) if continuous else discrete_data(seed)
-        x_tr, s_tr, x_te, s_te, truth = data
+        x_tr, s_tr, x_te, _, truth = data
         for label, est in estimators(seed, continuous).items():
             t0 = time.perf_counter()
             if est == "binned":

@@ -66,7 +66,7 @@ def audit_command(
                 raise ValidationError(f"--dataset must be one of ['compas']; got {dataset!r}.")
             df = load_compas()
             sensitive = sensitive or "race"
-            cols = observed.split(",") if observed else list(COMPAS_OBSERVED)
+            cols: list[str] | None = observed.split(",") if observed else list(COMPAS_OBSERVED)
             spec = {**(COMPAS_BINS if estimator == "plugin" else {}), **parse_bins(bins or [])}
         else:
             if data is None:

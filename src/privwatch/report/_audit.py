@@ -105,7 +105,7 @@ def audit(
     say = step or (lambda _msg: None)
     est = _estimator(estimator, rng)
     say("preparing the data")
-    frame, cols, summary = prepare_table(
+    frame, cols, counts = prepare_table(
         df, sensitive, observed, bins=bins, missing=missing, force=force
     )
     say("estimating the log-lift")
@@ -138,6 +138,7 @@ def audit(
         release = wd.transform(frame)
     score_frame = scores.to_frame().drop(columns=["known"])
     score_frame["flagged"] = flags
+    summary: dict[str, Any] = dict(counts)
     summary.update(
         {
             "n_records": len(frame),

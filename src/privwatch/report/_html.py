@@ -36,22 +36,19 @@ def render_report(result: AuditResult, images: Path, max_rows: int = 25) -> str:
     flagged = scores[scores["flagged"]].sort_values("risk", ascending=False).head(max_rows)
     obs = result.settings["observed"]
     wd = result.watchdog
-    top = []
-    for idx, row in flagged.iterrows():
-        top.append(
-            {
-                "record": idx,
-                "risk": _fmt(float(row["risk"])),
-                "values": [_fmt(v) for v in result.data.loc[idx, obs]],
-            }
-        )
+    positions = flagged.index.to_numpy()  # records are numbered 0 .. n - 1
+    values = result.data[obs].to_numpy()[positions]
+    top = [
+        {"record": int(p), "risk": _fmt(float(r)), "values": [_fmt(v) for v in vals]}
+        for p, r, vals in zip(positions, flagged["risk"].to_numpy(), values, strict=True)
+    ]
     before = result.leakage.get("before", {})
     after = result.leakage.get("after", {})
     names = [k for k in before if k not in ("base", "alpha")]
     leak_rows = [
         {"name": k, "before": _fmt(before.get(k)), "after": _fmt(after.get(k, "-"))} for k in names
     ]
-    return template.render(
+    html: str = template.render(
         summary=result.summary,
         settings={k: _fmt(v) for k, v in result.settings.items()},
         epsilon=_fmt(result.epsilon),
@@ -65,3 +62,4 @@ def render_report(result: AuditResult, images: Path, max_rows: int = 25) -> str:
         tradeoff_png=_image(images / "tradeoff.png"),
         lift_png=_image(images / "lift.png"),
     )
+    return html

@@ -48,7 +48,7 @@ def prepare_table(
     if not cols:
         raise ValidationError("`observed` must name at least one column; got none.")
     frame = df[[sensitive, *cols]].copy()
-    summary = {"n_input": len(frame), "n_dropped_missing": 0}
+    summary: dict[str, int] = {"n_input": len(frame), "n_dropped_missing": 0}
     na = frame.isna().sum()
     na = na[na > 0]
     if len(na):
