@@ -11,7 +11,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from . import measures
-from ._encoder import factorize_sorted
+from ._encoder import factorize_sorted, joint_counts
 from ._validation import DEFAULT_ATOL, check_channel, check_nonnegative, check_pmf
 from .exceptions import PrivacyWarning, ValidationError
 from .preprocessing import DEFAULT_MAX_LEVELS, ObservedEncoder, check_discrete
@@ -157,7 +157,7 @@ class Joint:
         encoder = ObservedEncoder(cols)
         x_codes = encoder.fit_transform(df)
         n_s, n_x = len(s_labels), encoder.n_symbols
-        counts = np.bincount(s_codes * n_x + x_codes, minlength=n_s * n_x).reshape(n_s, n_x)
+        counts = joint_counts(s_codes, x_codes, n_s, n_x)
         _warn_sparse(counts)
         p = (counts + a) / (counts.sum() + a * counts.size)
         return cls(
@@ -255,7 +255,7 @@ def _encode_sensitive(series: pd.Series, name: str) -> tuple[NDArray[np.int64], 
         raise ValidationError(
             f"`sensitive` must take at least two values; got {list(uniques)!r} in {name!r}."
         )
-    return codes, uniques.tolist()
+    return np.asarray(codes, dtype=np.int64), uniques.tolist()
 
 
 def _conditional(p: FloatArray) -> FloatArray:

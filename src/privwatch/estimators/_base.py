@@ -36,7 +36,7 @@ class LiftEstimator(ParamsMixin):
             raise ValidationError(f"`s` must take at least two values; got {labels.tolist()!r}.")
         self.sensitive_labels_: list[Any] = labels.tolist()
         self.prior_ = np.bincount(codes, minlength=len(labels)) / len(codes)
-        return codes
+        return np.asarray(codes, dtype=np.int64)
 
     def _sensitive_codes(self, s: ArrayLike) -> NDArray[np.int64]:
         labels = pd.Index(self.sensitive_labels_)

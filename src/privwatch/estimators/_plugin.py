@@ -11,7 +11,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from .._base import check_is_fitted
-from .._encoder import ObservedEncoder
+from .._encoder import ObservedEncoder, joint_counts
 from .._validation import check_nonnegative
 from ..exceptions import PrivacyWarning
 from ..preprocessing import DEFAULT_MAX_LEVELS, check_discrete
@@ -51,7 +51,7 @@ class PluginLift(LiftEstimator):
         self.encoder_ = ObservedEncoder(cols)
         x = self.encoder_.fit_transform(frame)
         n_s, n_x = len(self.sensitive_labels_), self.encoder_.n_symbols
-        counts = np.bincount(codes * n_x + x, minlength=n_s * n_x).reshape(n_s, n_x)
+        counts = joint_counts(codes, x, n_s, n_x)
         p = (counts + a) / (counts.sum() + a * counts.size)
         with np.errstate(divide="ignore"):
             self.table_ = np.ascontiguousarray(

@@ -11,6 +11,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from .._base import ParamsMixin, check_is_fitted
+from .._encoder import joint_counts
 from .._rng import RNGLike, check_rng
 from .._validation import check_nonnegative, check_probability
 from ..estimators import LiftEstimator, PluginLift
@@ -149,7 +150,7 @@ class Watchdog(ParamsMixin):
         self.encoder_ = ObservedEncoder(cols)
         x_codes = self.encoder_.fit_transform(frame)
         n_s, n_x = len(s_labels), self.encoder_.n_symbols
-        counts = np.bincount(s_codes * n_x + x_codes, minlength=n_s * n_x).reshape(n_s, n_x)
+        counts = joint_counts(s_codes, x_codes, n_s, n_x)
         _warn_sparse(counts)
         a = float(self.smoothing)
         if isinstance(self.estimator, PluginLift):
@@ -221,7 +222,7 @@ class Watchdog(ParamsMixin):
     # ------------------------------------------------------------------ score, flag, release
     def _symbols(
         self, X: pd.DataFrame | ArrayLike
-    ) -> tuple[pd.DataFrame, NDArray[np.int64], list[NDArray[np.int64]]]:
+    ) -> tuple[pd.DataFrame, NDArray[np.integer], list[NDArray[np.integer]]]:
         """(frame, symbol of each record, per-column codes); warns about unseen tuples."""
         check_is_fitted(self, "keep_")
         frame = observed_frame(X, self.observed_)
@@ -294,7 +295,10 @@ class Watchdog(ParamsMixin):
                 if flagged.any():
                     codes[flagged] = replacement[j]
                 categories = cats
-            out[col] = pd.Categorical.from_codes(codes, categories=pd.Index(categories))
+            # codes are valid by construction (unseen tuples are always flagged and replaced)
+            out[col] = pd.Categorical.from_codes(
+                codes, categories=pd.Index(categories), validate=False
+            )
         index = frame.index if isinstance(frame, pd.DataFrame) else None
         return pd.DataFrame(out, index=index)
 
@@ -326,8 +330,7 @@ class Watchdog(ParamsMixin):
             _, symbols, _ = self._symbols(frame)
         n_x = self.encoder_.n_symbols
         cols = np.where(symbols >= 0, symbols, n_x)  # one extra column for unseen tuples
-        counts = np.bincount(s_codes * (n_x + 1) + cols, minlength=len(labels) * (n_x + 1))
-        p = counts.reshape(len(labels), n_x + 1) / len(frame)
+        p = joint_counts(s_codes, cols, len(labels), n_x + 1) / len(frame)
         keep = np.append(self.keep_, False)
         risk = _symbol_risk(p)
         randomized, effective = _effective_level(p, keep, risk)

@@ -15,7 +15,7 @@ __all__ = ["as_frame_and_sensitive", "flags_of", "observed_frame", "release_join
 FloatArray = NDArray[np.float64]
 
 
-def flags_of(keep: NDArray[np.bool_], symbols: NDArray[np.int64]) -> NDArray[np.bool_]:
+def flags_of(keep: NDArray[np.bool_], symbols: NDArray[np.integer]) -> NDArray[np.bool_]:
     if len(symbols) == 0 or symbols.min() >= 0:
         return ~np.take(keep, symbols)
     known = symbols >= 0
