@@ -8,17 +8,14 @@ import warnings
 from pathlib import Path
 from typing import Annotated
 
-import pandas as pd
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from ..datasets import COMPAS_BINS, COMPAS_OBSERVED, load_compas
-from ..exceptions import PrivacyWarning, PrivwatchError, ValidationError
+from ..exceptions import PrivacyWarning, PrivwatchError
 from ..joint import Joint
-from ..preprocessing import DEFAULT_MAX_LEVELS, BinSpec, bin_columns, format_bins, parse_bins
+from ..preprocessing import DEFAULT_MAX_LEVELS, bin_columns, format_bins
 from ._audit_cmd import audit_command, reproduce_command
-from ._io import read_table
+from ._io import console, err_console, fail, load_input
 
 app = typer.Typer(
     help="privwatch: information-theoretic privacy of data releases.",
@@ -26,17 +23,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
-err_console = Console(stderr=True)
-
-DATASETS: dict[str, tuple[str, list[str], dict[str, BinSpec]]] = {
-    "compas": ("race", COMPAS_OBSERVED, dict(COMPAS_BINS)),
-}
-
-
-def _fail(message: str) -> None:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code=2)
 
 
 @app.callback()
@@ -70,7 +56,7 @@ def leakage(
 ) -> None:
     """Print every leakage measure of the plug-in joint of SENSITIVE and OBSERVED columns."""
     try:
-        df, sensitive_col, cols, spec = _load(data, dataset, sensitive, observed, bins)
+        df, sensitive_col, cols, spec = load_input(data, dataset, sensitive, observed, bins)
         if dataset is not None and not as_json:
             console.print(f"[dim]{dataset}: {len(df)} records; binning {format_bins(spec)}[/]")
         if spec:
@@ -82,7 +68,7 @@ def leakage(
             )
             report = joint.leakage(alpha=alpha, base=base)
     except PrivwatchError as exc:
-        _fail(str(exc))
+        fail(str(exc))
         return
     if as_json:
         out = {
@@ -112,32 +98,6 @@ def leakage(
 
 app.command("audit")(audit_command)
 app.command("reproduce")(reproduce_command)
-
-
-def _load(
-    data: Path | None,
-    dataset: str | None,
-    sensitive: str | None,
-    observed: str | None,
-    bins: list[str] | None,
-) -> tuple[pd.DataFrame, str, list[str] | None, dict[str, BinSpec]]:
-    """Resolve DATA / --dataset into (frame, sensitive column, observed columns, bin spec)."""
-    cols = observed.split(",") if observed else None
-    if dataset is not None:
-        if data is not None:
-            raise ValidationError("give either DATA or --dataset, not both.")
-        if dataset not in DATASETS:
-            raise ValidationError(f"--dataset must be one of {sorted(DATASETS)}; got {dataset!r}.")
-        default_s, default_obs, preset_bins = DATASETS[dataset]
-        cols = cols or list(default_obs)
-        spec: dict[str, BinSpec] = {**preset_bins, **parse_bins(bins or [])}
-        spec = {c: v for c, v in spec.items() if c in cols}
-        return load_compas(), sensitive or default_s, cols, spec
-    if data is None:
-        raise ValidationError("give a DATA file or --dataset NAME.")
-    if sensitive is None:
-        raise ValidationError("--sensitive is required with a DATA file.")
-    return read_table(data), sensitive, cols, parse_bins(bins or [])
 
 
 def main() -> None:

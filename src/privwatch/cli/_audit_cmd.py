@@ -12,23 +12,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..datasets import COMPAS_BINS, COMPAS_OBSERVED, load_compas
-from ..exceptions import PrivacyWarning, PrivwatchError, ValidationError
-from ..preprocessing import DEFAULT_MAX_LEVELS, parse_bins
+from ..exceptions import PrivacyWarning, PrivwatchError
+from ..preprocessing import DEFAULT_MAX_LEVELS
 from ..report import audit, check_writable, write_audit
-from ._io import read_table
-
-console = Console()
-err_console = Console(stderr=True)
-
-
-def _fail(message: str) -> None:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code=2)
+from ._io import console, err_console, fail, load_input
 
 
 def audit_command(
@@ -59,23 +49,9 @@ def audit_command(
     t0 = time.perf_counter()
     try:
         check_writable(out)
-        if dataset is not None:
-            if data is not None:
-                raise ValidationError("give either DATA or --dataset, not both.")
-            if dataset != "compas":
-                raise ValidationError(f"--dataset must be one of ['compas']; got {dataset!r}.")
-            df = load_compas()
-            sensitive = sensitive or "race"
-            cols: list[str] | None = observed.split(",") if observed else list(COMPAS_OBSERVED)
-            spec = {**(COMPAS_BINS if estimator == "plugin" else {}), **parse_bins(bins or [])}
-        else:
-            if data is None:
-                raise ValidationError("give a DATA file or --dataset NAME.")
-            if sensitive is None:
-                raise ValidationError("--sensitive is required with a DATA file.")
-            df = read_table(data)
-            cols = observed.split(",") if observed else None
-            spec = parse_bins(bins or [])
+        df, sensitive_col, cols, spec = load_input(
+            data, dataset, sensitive, observed, bins, preset_bins=estimator == "plugin"
+        )
         with Progress(
             SpinnerColumn(),
             TextColumn("{task.description}"),
@@ -92,7 +68,7 @@ def audit_command(
                 warnings.simplefilter("always", PrivacyWarning)
                 result = audit(
                     df,
-                    sensitive,
+                    sensitive_col,
                     cols,
                     epsilon=epsilon,
                     delta=delta,
@@ -108,10 +84,10 @@ def audit_command(
             step("writing the outputs")
             written = write_audit(result, out)
     except PrivwatchError as exc:
-        _fail(str(exc))
+        fail(str(exc))
         return
     except OSError as exc:
-        _fail(f"could not write the outputs to {out}: {exc}; nothing was left there.")
+        fail(f"could not write the outputs to {out}: {exc}; nothing was left there.")
         return
     for w in {str(w.message) for w in caught}:
         err_console.print(f"[yellow]warning:[/] {w}", highlight=False, soft_wrap=True)
@@ -171,7 +147,7 @@ def reproduce_command(
     """Run a reproduction in experiments/NAME and say where its results went."""
     root = experiments_root()
     if not root.is_dir():
-        _fail(
+        fail(
             f"no experiments folder at {root}: run from a source checkout of privwatch or set "
             "PRIVWATCH_EXPERIMENTS."
         )
@@ -182,9 +158,9 @@ def reproduce_command(
             console.print(f"[bold]{n}[/]  {doc}", highlight=False, soft_wrap=True)
         return
     if name not in available:
-        _fail(f"NAME must be one of {available}; got {name!r}.")
+        fail(f"NAME must be one of {available}; got {name!r}.")
     code = subprocess.call([sys.executable, str(root / name / "run.py")])
     if code != 0:
-        _fail(f"experiment {name} failed with exit code {code}.")
+        fail(f"experiment {name} failed with exit code {code}.")
     outputs = sorted(p.name for p in (root / name).iterdir() if p.suffix in (".json", ".png"))
     console.print(f"results in {root / name}: {', '.join(outputs)}", soft_wrap=True)

@@ -21,8 +21,10 @@ from ._prepare import prepare_table
 __all__ = ["ESTIMATORS", "AuditResult", "audit"]
 
 ESTIMATORS = ("plugin", "classifier", "dv")
-#: With no epsilon given, the audit picks the smallest one that keeps this share of I(X;X).
-TARGET_NMIL = 0.10
+#: With no epsilon given, the audit proposes the smallest one whose release loses at most this
+#: share of the information in the observed columns (NMIL, plug-in) or of the records unchanged
+#: (learned estimators, whose records share no symbols).
+TARGET_LOSS = 0.10
 
 Step = Callable[[str], None]
 
@@ -56,28 +58,28 @@ def _estimator(name: str, rng: int) -> LiftEstimator | None:
 
 def _choose_epsilon(curve: pd.DataFrame, plugin: bool) -> tuple[float, str]:
     if plugin:
-        ok = curve[curve["nmil"] <= TARGET_NMIL]
+        ok = curve[curve["nmil"] <= TARGET_LOSS]
         if len(ok):
             row = ok.iloc[0]
             return float(row["epsilon"]), (
                 f"smallest epsilon on the tradeoff curve whose release keeps at least "
-                f"{1 - TARGET_NMIL:.0%} of the information in the observed columns "
+                f"{1 - TARGET_LOSS:.0%} of the information in the observed columns "
                 f"(NMIL = {row['nmil']:.3f}); its exact lift-privacy level is "
                 f"{row['optimal_epsilon']:.3f} nats"
             )
     else:
-        ok = curve[curve["flagged_fraction"] <= TARGET_NMIL]
+        ok = curve[curve["flagged_fraction"] <= TARGET_LOSS]
         if len(ok):
             row = ok.iloc[0]
             return float(row["epsilon"]), (
                 f"smallest epsilon on the tradeoff curve that releases at least "
-                f"{1 - TARGET_NMIL:.0%} of the records unchanged "
+                f"{1 - TARGET_LOSS:.0%} of the records unchanged "
                 f"({row['flagged_fraction']:.1%} flagged)"
             )
     row = curve.iloc[-1]
     return float(row["epsilon"]), (
-        "largest epsilon on the grid, since none met the target (keep 90% of the information); "
-        "the data leak strongly: consider coarser observed columns"
+        f"largest epsilon on the grid, since none loses at most {TARGET_LOSS:.0%}; the data "
+        "leak strongly: consider coarser observed columns"
     )
 
 
@@ -99,7 +101,7 @@ def audit(
 ) -> AuditResult:
     """Run the privacy watchdog audit of ``df`` (see the CLI's ``privwatch audit``).
 
-    With ``epsilon=None`` the tradeoff curve proposes one (see :data:`TARGET_NMIL`) and the
+    With ``epsilon=None`` the tradeoff curve proposes one (see :data:`TARGET_LOSS`) and the
     reason is returned in ``epsilon_reason``.
     """
     say = step or (lambda _msg: None)

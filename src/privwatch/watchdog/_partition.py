@@ -74,13 +74,21 @@ def critical_epsilons(p: ArrayLike, *, atol: float = DEFAULT_ATOL) -> FloatArray
     return np.unique(np.round(risk, 12))[::-1].astype(np.float64)
 
 
-def _set_risk(p: FloatArray, mask: NDArray[np.bool_]) -> float:
-    """omega(A) = max_s |i(s, A)| for the set A given by ``mask`` (0 for an empty or null set)."""
-    p_s, _ = marginals(p)
+def _set_abs_log_lift(
+    p: FloatArray, p_s: FloatArray, mask: NDArray[np.bool_]
+) -> tuple[FloatArray, FloatArray] | None:
+    """``(P(s, A), |i(s, A)|)`` over sensitive values of positive probability, for the set A of
+    observed symbols in ``mask``; None when P(A) = 0 (empty or null set)."""
     joint_a = p[:, mask].sum(axis=1)
     p_a = float(joint_a.sum())
     if p_a <= 0:
-        return 0.0
+        return None
     rows = p_s > 0
     with np.errstate(divide="ignore"):
-        return float(np.abs(np.log(joint_a[rows] / (p_s[rows] * p_a))).max())
+        return joint_a[rows], np.abs(np.log(joint_a[rows] / (p_s[rows] * p_a)))
+
+
+def _set_risk(p: FloatArray, mask: NDArray[np.bool_]) -> float:
+    """omega(A) = max_s |i(s, A)| for the set A given by ``mask`` (0 for an empty or null set)."""
+    found = _set_abs_log_lift(p, marginals(p)[0], mask)
+    return 0.0 if found is None else float(found[1].max())

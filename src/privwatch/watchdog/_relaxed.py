@@ -17,7 +17,7 @@ from .._validation import (
 )
 from ..measures._common import marginals
 from ._mechanism import _effective_level, _utility
-from ._partition import _symbol_risk, partition
+from ._partition import _set_abs_log_lift, _symbol_risk, partition
 
 __all__ = ["RelaxedWatchdogResult", "breach_probability", "relaxed_watchdog"]
 
@@ -25,14 +25,11 @@ FloatArray = NDArray[np.float64]
 
 
 def _set_breach(p: FloatArray, p_s: FloatArray, cols: NDArray[np.bool_], eps: float) -> float:
-    joint = p[:, cols].sum(axis=1)
-    p_a = float(joint.sum())
-    if p_a <= 0:
+    found = _set_abs_log_lift(p, p_s, cols)
+    if found is None:
         return 0.0
-    rows = p_s > 0
-    with np.errstate(divide="ignore"):
-        ll = np.abs(np.log(joint[rows] / (p_s[rows] * p_a)))
-    return float(joint[rows][ll > eps].sum())
+    joint, abs_ll = found
+    return float(joint[abs_ll > eps].sum())
 
 
 def _singleton_breach(p: FloatArray, p_s: FloatArray, eps: float) -> FloatArray:
