@@ -127,6 +127,16 @@ def test_bad_input_one_line_error_and_no_outputs(
     assert not _complete(out)
 
 
+def test_audit_reads_parquet(tmp_path: Path) -> None:
+    path = tmp_path / "d.parquet"
+    _table().to_parquet(path)
+    out = tmp_path / "o"
+    res = runner.invoke(app, ["audit", str(path), "--sensitive", "s", "--observed", "a,b",
+                              "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert json.loads((out / "leakage.json").read_text())["summary"]["n_records"] == 400
+
+
 def test_missing_policies(tmp_path: Path) -> None:
     frame = _table().assign(a=lambda d: d["a"].where(d.index % 7 > 0))
     path = _csv(tmp_path, frame)
