@@ -88,3 +88,5 @@ def test_record_level_errors() -> None:
     wd = Watchdog(estimator=ClassifierLift(**FAST)).fit(df, "s", ["u", "c"])
     with pytest.raises(ValidationError, match="evaluate\\(\\) computes exact measures"):
         wd.evaluate(df, "s")
+    with pytest.raises(ValidationError, match="exact leakage measures need the plug-in"):
+        _ = wd.leakage_after_

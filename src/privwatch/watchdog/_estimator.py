@@ -170,7 +170,6 @@ class Watchdog(ParamsMixin):
             ll = np.log(p / (p.sum(axis=1)[:, None] * p.sum(axis=0)[None, :]))
         self.log_lift_ = np.ascontiguousarray(ll.T)  # (n_observed, n_sensitive), rows gathered
         self.risk_ = _symbol_risk(p)
-        self.leakage_before_: LeakageReport = leakage_report(p)
         self._choose_released(eps, delta, eps_max)
         return self
 
@@ -194,7 +193,6 @@ class Watchdog(ParamsMixin):
             n_flagged_symbols=int(np.count_nonzero(~keep)),
         )
         self.utility_: WatchdogUtility = _utility(p.sum(axis=0), keep)
-        self.leakage_after_: LeakageReport = leakage_report(release_joint(p, keep))
 
     def rethreshold(self, epsilon: float) -> Watchdog:
         """Change ``epsilon`` of a fitted watchdog without re-estimating the log-lift.
@@ -211,6 +209,25 @@ class Watchdog(ParamsMixin):
         else:
             self._choose_released(eps, delta, eps_max)
         return self
+
+    def _plugin_pmf(self) -> NDArray[np.float64]:
+        check_is_fitted(self, "guarantee_")
+        if self.records_ is not None:
+            raise ValidationError(
+                "exact leakage measures need the plug-in watchdog; with a neural estimator use "
+                "estimator_.mutual_information(X, s) for an estimate."
+            )
+        return self.joint_.p
+
+    @property
+    def leakage_before_(self) -> LeakageReport:
+        """Every leakage measure of S through the observed tuples (exact, fitted pmf)."""
+        return leakage_report(self._plugin_pmf())
+
+    @property
+    def leakage_after_(self) -> LeakageReport:
+        """Every leakage measure of S through the release (exact, fitted pmf, merged release)."""
+        return leakage_report(release_joint(self._plugin_pmf(), self.keep_))
 
     @property
     def lift_(self) -> pd.DataFrame:
