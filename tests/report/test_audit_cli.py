@@ -131,8 +131,9 @@ def test_audit_reads_parquet(tmp_path: Path) -> None:
     path = tmp_path / "d.parquet"
     _table().to_parquet(path)
     out = tmp_path / "o"
-    res = runner.invoke(app, ["audit", str(path), "--sensitive", "s", "--observed", "a,b",
-                              "--out", str(out)])
+    res = runner.invoke(
+        app, ["audit", str(path), "--sensitive", "s", "--observed", "a,b", "--out", str(out)]
+    )
     assert res.exit_code == 0, res.output
     assert json.loads((out / "leakage.json").read_text())["summary"]["n_records"] == 400
 
