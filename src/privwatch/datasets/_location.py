@@ -31,6 +31,19 @@ def to_metres(lat: NDArray[np.float64], lon: NDArray[np.float64]) -> NDArray[np.
     return np.column_stack([x, y])
 
 
+def _split(groups: list[NDArray[np.float64]], n_train: int) -> LocationData:
+    """Per user (label = position in ``groups``): the first ``n_train`` points train, the rest
+    test."""
+    train = [pts[:n_train] for pts in groups]
+    test = [pts[n_train:] for pts in groups]
+    return LocationData(
+        np.vstack(train),
+        np.concatenate([np.full(len(p), u) for u, p in enumerate(train)]),
+        np.vstack(test),
+        np.concatenate([np.full(len(p), u) for u, p in enumerate(test)]),
+    )
+
+
 @dataclass(frozen=True)
 class LocationData:
     """Train / test locations (metres, (n, 2)) with their user labels 0 .. n_users - 1."""
@@ -65,18 +78,12 @@ def synthetic_users(
     g = check_rng(rng)
     h = side / 2
     vertices = np.array([[-h, h], [h, h], [-h, -h], [h, -h]])
-    train, test, tr_u, te_u = [], [], [], []
-    for user, v in enumerate(vertices):
+    groups = []
+    for v in vertices:
         r = radius * np.sqrt(g.random(n_per_user))
         t = g.random(n_per_user) * 2 * math.pi
-        pts = v + np.column_stack([r * np.cos(t), r * np.sin(t)])
-        train.append(pts[:n_train])
-        test.append(pts[n_train:])
-        tr_u.append(np.full(n_train, user))
-        te_u.append(np.full(n_per_user - n_train, user))
-    return LocationData(
-        np.vstack(train), np.concatenate(tr_u), np.vstack(test), np.concatenate(te_u)
-    )
+        groups.append(v + np.column_stack([r * np.cos(t), r * np.sin(t)]))
+    return _split(groups, n_train)
 
 
 def load_gowalla_paris(
@@ -110,14 +117,8 @@ def load_gowalla_paris(
     df, xy = df.iloc[rows], xy[rows]
     top = df["user"].value_counts().head(n_users)
     g = check_rng(rng)
-    train, test, tr_u, te_u = [], [], [], []
-    for label, user in enumerate(top.index):
+    groups = []
+    for user in top.index:
         pts = xy[(df["user"] == user).to_numpy()]
-        pick = g.choice(len(pts), size=min(len(pts), n_train + n_test), replace=False)
-        train.append(pts[pick[:n_train]])
-        test.append(pts[pick[n_train:]])
-        tr_u.append(np.full(len(pick[:n_train]), label))
-        te_u.append(np.full(len(pick[n_train:]), label))
-    return LocationData(
-        np.vstack(train), np.concatenate(tr_u), np.vstack(test), np.concatenate(te_u)
-    )
+        groups.append(pts[g.choice(len(pts), size=min(len(pts), n_train + n_test), replace=False)])
+    return _split(groups, n_train)
