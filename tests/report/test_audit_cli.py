@@ -162,6 +162,41 @@ def test_missing_policies(tmp_path: Path) -> None:
         assert json.loads((out / "leakage.json").read_text())["summary"]["n_records"] == n_expected
 
 
+def test_missing_category_refuses_unbinned_numeric(tmp_path: Path) -> None:
+    frame = _table().assign(age=lambda d: d["age"].where(d.index % 5 > 0))
+    path = _csv(tmp_path, frame)
+    res = runner.invoke(
+        app,
+        [
+            "audit",
+            str(path),
+            "--sensitive",
+            "s",
+            "--missing",
+            "category",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+    )
+    assert res.exit_code == 2 and "numeric column 'age' has missing values" in res.stderr
+    res = runner.invoke(
+        app,
+        [
+            "audit",
+            str(path),
+            "--sensitive",
+            "s",
+            "--missing",
+            "category",
+            "--bins",
+            "age=30,60",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+
+
 def test_identifier_allowed_with_force(tmp_path: Path) -> None:
     path = _csv(tmp_path, _table().assign(id=np.arange(400)))
     out = tmp_path / "o"

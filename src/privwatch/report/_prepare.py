@@ -80,8 +80,12 @@ def prepare_table(
         frame = bin_columns(frame, {c: v for c, v in bins.items() if c in cols})
     if missing == "category":
         for c in cols:
-            if frame[c].isna().any():
-                frame[c] = (
-                    frame[c].astype(object).where(frame[c].notna(), MISSING_LABEL).astype(str)
+            if not frame[c].isna().any():
+                continue
+            if pd.api.types.is_numeric_dtype(frame[c]):
+                raise ValidationError(
+                    f"numeric column {c!r} has missing values: bin it first (--bins {c}=k) so "
+                    "that missing becomes its own bin, or use --missing drop."
                 )
+            frame[c] = frame[c].astype(object).where(frame[c].notna(), MISSING_LABEL).astype(str)
     return frame.reset_index(drop=True), cols, summary
