@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from click.testing import Result
 from typer.testing import CliRunner
 
 from privwatch.cli import app
@@ -35,13 +36,18 @@ def _table(n: int = 400, seed: int = 0) -> pd.DataFrame:
     )
 
 
+def _audit(*args: str) -> Result:
+    """Run ``privwatch audit ARGS`` in-process."""
+    return runner.invoke(app, ["audit", *args])
+
+
 def _complete(out: Path) -> bool:
     return (out / "report.html").exists()
 
 
 def test_audit_compas_writes_every_output(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    res = runner.invoke(app, ["audit", "--dataset", "compas", "--out", str(out)])
+    res = _audit("--dataset", "compas", "--out", str(out))
     assert res.exit_code == 0, res.output
     for name in OUTPUT_FILES:
         assert (out / name).stat().st_size > 0, name
@@ -65,22 +71,18 @@ def test_audit_compas_writes_every_output(tmp_path: Path) -> None:
 def test_audit_csv_with_given_epsilon_and_relaxation(tmp_path: Path) -> None:
     path = _csv(tmp_path, _table())
     out = tmp_path / "o"
-    res = runner.invoke(
-        app,
-        [
-            "audit",
-            str(path),
-            "--sensitive",
-            "s",
-            "--observed",
-            "a,b",
-            "--epsilon",
-            "0.2",
-            "--delta",
-            "0.05",
-            "--out",
-            str(out),
-        ],
+    res = _audit(
+        str(path),
+        "--sensitive",
+        "s",
+        "--observed",
+        "a,b",
+        "--epsilon",
+        "0.2",
+        "--delta",
+        "0.05",
+        "--out",
+        str(out),
     )
     assert res.exit_code == 0, res.output
     leak = json.loads((out / "leakage.json").read_text())
@@ -120,7 +122,7 @@ def test_bad_input_one_line_error_and_no_outputs(
         frame = frame_edit(frame)
     path = _csv(tmp_path, frame)
     out = tmp_path / "out"
-    res = runner.invoke(app, ["audit", str(path), *args, "--out", str(out)])
+    res = _audit(str(path), *args, "--out", str(out))
     assert res.exit_code == 2, res.output
     assert message in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
@@ -143,20 +145,16 @@ def test_missing_policies(tmp_path: Path) -> None:
     path = _csv(tmp_path, frame)
     for policy, n_expected in (("drop", 400 - 58), ("category", 400)):
         out = tmp_path / policy
-        res = runner.invoke(
-            app,
-            [
-                "audit",
-                str(path),
-                "--sensitive",
-                "s",
-                "--observed",
-                "a,b",
-                "--missing",
-                policy,
-                "--out",
-                str(out),
-            ],
+        res = _audit(
+            str(path),
+            "--sensitive",
+            "s",
+            "--observed",
+            "a,b",
+            "--missing",
+            policy,
+            "--out",
+            str(out),
         )
         assert res.exit_code == 0, res.output
         assert json.loads((out / "leakage.json").read_text())["summary"]["n_records"] == n_expected
@@ -165,34 +163,20 @@ def test_missing_policies(tmp_path: Path) -> None:
 def test_missing_category_refuses_unbinned_numeric(tmp_path: Path) -> None:
     frame = _table().assign(age=lambda d: d["age"].where(d.index % 5 > 0))
     path = _csv(tmp_path, frame)
-    res = runner.invoke(
-        app,
-        [
-            "audit",
-            str(path),
-            "--sensitive",
-            "s",
-            "--missing",
-            "category",
-            "--out",
-            str(tmp_path / "o"),
-        ],
+    res = _audit(
+        str(path), "--sensitive", "s", "--missing", "category", "--out", str(tmp_path / "o")
     )
     assert res.exit_code == 2 and "numeric column 'age' has missing values" in res.stderr
-    res = runner.invoke(
-        app,
-        [
-            "audit",
-            str(path),
-            "--sensitive",
-            "s",
-            "--missing",
-            "category",
-            "--bins",
-            "age=30,60",
-            "--out",
-            str(tmp_path / "o"),
-        ],
+    res = _audit(
+        str(path),
+        "--sensitive",
+        "s",
+        "--missing",
+        "category",
+        "--bins",
+        "age=30,60",
+        "--out",
+        str(tmp_path / "o"),
     )
     assert res.exit_code == 0, res.output
 
@@ -200,21 +184,17 @@ def test_missing_category_refuses_unbinned_numeric(tmp_path: Path) -> None:
 def test_identifier_allowed_with_force(tmp_path: Path) -> None:
     path = _csv(tmp_path, _table().assign(id=np.arange(400)))
     out = tmp_path / "o"
-    res = runner.invoke(
-        app,
-        [
-            "audit",
-            str(path),
-            "--sensitive",
-            "s",
-            "--observed",
-            "a,id",
-            "--force",
-            "--max-levels",
-            "1000",
-            "--out",
-            str(out),
-        ],
+    res = _audit(
+        str(path),
+        "--sensitive",
+        "s",
+        "--observed",
+        "a,id",
+        "--force",
+        "--max-levels",
+        "1000",
+        "--out",
+        str(out),
     )
     assert res.exit_code == 0, res.output
 
@@ -233,7 +213,7 @@ def test_unreadable_missing_and_unwritable(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "not found" in res.stderr
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    res = runner.invoke(app, ["audit", "--dataset", "compas", "--out", str(blocker / "sub")])
+    res = _audit("--dataset", "compas", "--out", str(blocker / "sub"))
     assert res.exit_code == 2 and "--out must be a writable folder" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
 
@@ -251,7 +231,7 @@ def test_failure_while_writing_leaves_nothing_complete(
         raise OSError("disk full")
 
     monkeypatch.setattr(writer, "_plots", broken)
-    res = runner.invoke(app, ["audit", "--dataset", "compas", "--out", str(out)])
+    res = _audit("--dataset", "compas", "--out", str(out))
     assert res.exit_code == 2 and "could not write the outputs" in res.stderr
     assert (out / "report.html").read_text() == "stale report of an earlier run"
     assert not (out / "scores.csv").exists()
