@@ -149,19 +149,17 @@ class Joint:
             raise ValidationError(
                 f"`observed` must not contain the sensitive column; got {sensitive!r} in it."
             )
-        a = check_nonnegative(smoothing, "smoothing")
+        check_nonnegative(smoothing, "smoothing")
         if len(df) == 0:
             raise ValidationError("`df` must have at least one row; got 0.")
         check_discrete(df, cols, max_levels)
-        s_codes, s_labels = _encode_sensitive(df[sensitive], sensitive)
-        encoder = ObservedEncoder(cols)
-        x_codes = encoder.fit_transform(df)
-        n_s, n_x = len(s_labels), encoder.n_symbols
-        counts = joint_counts(s_codes, x_codes, n_s, n_x)
+        s_codes, s_labels = encode_sensitive(df[sensitive], sensitive)
+        encoder, counts, p = plugin_estimate(
+            df, cols, s_codes, len(s_labels), smoothing=smoothing, max_levels=max_levels
+        )
         _warn_sparse(counts)
-        p = (counts + a) / (counts.sum() + a * counts.size)
         return cls(
-            p / p.sum(),
+            p,
             s_labels,
             encoder.labels(),
             sensitive_name=str(sensitive),
@@ -245,17 +243,44 @@ class Joint:
         return f"Joint({self.sensitive_name!r} x {self.observed_name!r}: {n_s} x {n_x})"
 
 
-def _encode_sensitive(series: pd.Series, name: str) -> tuple[NDArray[np.int64], list[Any]]:
+def encode_sensitive(
+    series: pd.Series, column: str, argument: str = "sensitive"
+) -> tuple[NDArray[np.int64], list[Any]]:
+    """Codes (sorted order of the values) and labels of a sensitive column: no missing values,
+    at least two distinct values. ``column`` and ``argument`` name it in the error messages."""
     if series.isna().any():
         raise ValidationError(
-            f"`{name}` must have no missing values; got {int(series.isna().sum())} missing."
+            f"`{column}` must have no missing values; got {int(series.isna().sum())} missing."
         )
     codes, uniques, _ = factorize_sorted(series)
     if len(uniques) < 2:
         raise ValidationError(
-            f"`sensitive` must take at least two values; got {list(uniques)!r} in {name!r}."
+            f"`{argument}` must take at least two values; got {list(uniques)!r} in {column!r}."
         )
     return np.asarray(codes, dtype=np.int64), uniques.tolist()
+
+
+def plugin_estimate(
+    frame: pd.DataFrame,
+    columns: Sequence[str],
+    s_codes: NDArray[np.int64],
+    n_sensitive: int,
+    *,
+    smoothing: float,
+    max_levels: int | None,
+) -> tuple[ObservedEncoder, NDArray[np.int64], FloatArray]:
+    """The plug-in estimate shared by :class:`Joint`, the watchdog and ``PluginLift``.
+
+    Refuses numeric columns needing bins, encodes the observed tuples, and returns the encoder,
+    the counts ``n(s, x)`` and the smoothed pmf ``(n(s, x) + a) / (n + a |S| |X|)``.
+    """
+    a = check_nonnegative(smoothing, "smoothing")
+    check_discrete(frame, columns, max_levels)
+    encoder = ObservedEncoder(columns)
+    x_codes = encoder.fit_transform(frame)
+    counts = joint_counts(s_codes, x_codes, n_sensitive, encoder.n_symbols)
+    p = (counts + a) / (counts.sum() + a * counts.size)
+    return encoder, counts, p / p.sum()
 
 
 def _conditional(p: FloatArray) -> FloatArray:

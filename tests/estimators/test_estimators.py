@@ -125,6 +125,12 @@ def test_plugin_matches_empirical_pmf_and_persists(tmp_path: Path) -> None:
     assert np.allclose(loaded.log_lift(pd.DataFrame({"x": [0, 3]})), expected.T[[0, 3]])
 
 
+def test_plugin_leaves_the_callers_frame_untouched() -> None:
+    df = pd.DataFrame({0: [1, 2, 1, 2] * 5})
+    PluginLift().fit(df, [0, 1, 1, 0] * 5)
+    assert list(df.columns) == [0]
+
+
 def test_preprocessor_fitted_on_training_data_only() -> None:
     train = pd.DataFrame({"a": [1.0, 2.0, 3.0], "c": ["x", "y", "x"]})
     pre = TabularPreprocessor().fit(train)

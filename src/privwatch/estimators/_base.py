@@ -9,8 +9,8 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from .._base import ParamsMixin, check_is_fitted
-from .._encoder import factorize_sorted
 from ..exceptions import ValidationError
+from ..joint import encode_sensitive
 
 __all__ = ["LiftEstimator"]
 
@@ -27,16 +27,10 @@ class LiftEstimator(ParamsMixin):
             raise ValidationError(
                 f"`s` must be one sensitive label per record ({n}); got shape {arr.shape}."
             )
-        series = pd.Series(arr)
-        if series.isna().any():
-            n_missing = int(series.isna().sum())
-            raise ValidationError(f"`s` must have no missing values; got {n_missing}.")
-        codes, labels, _ = factorize_sorted(series)
-        if len(labels) < 2:
-            raise ValidationError(f"`s` must take at least two values; got {labels.tolist()!r}.")
-        self.sensitive_labels_: list[Any] = labels.tolist()
+        codes, labels = encode_sensitive(pd.Series(arr), "s", "s")
+        self.sensitive_labels_: list[Any] = labels
         self.prior_ = np.bincount(codes, minlength=len(labels)) / len(codes)
-        return np.asarray(codes, dtype=np.int64)
+        return codes
 
     def _sensitive_codes(self, s: ArrayLike) -> NDArray[np.int64]:
         labels = pd.Index(self.sensitive_labels_)

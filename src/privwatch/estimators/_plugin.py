@@ -11,10 +11,12 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from .._base import check_is_fitted
-from .._encoder import ObservedEncoder, joint_counts
+from .._encoder import ObservedEncoder
 from .._validation import check_nonnegative
 from ..exceptions import PrivacyWarning
-from ..preprocessing import DEFAULT_MAX_LEVELS, check_discrete
+from ..joint import plugin_estimate
+from ..measures import log_lift as exact_log_lift
+from ..preprocessing import DEFAULT_MAX_LEVELS
 from ._base import FloatArray, LiftEstimator
 from ._preprocess import as_frame
 
@@ -42,21 +44,19 @@ class PluginLift(LiftEstimator):
         self.max_levels = max_levels
 
     def fit(self, X: pd.DataFrame | ArrayLike, s: ArrayLike) -> PluginLift:
-        a = check_nonnegative(self.smoothing, "smoothing")
-        frame = as_frame(X)
-        cols = [str(c) for c in frame.columns]
-        frame.columns = cols
-        check_discrete(frame, cols, self.max_levels)
+        check_nonnegative(self.smoothing, "smoothing")
+        frame = as_frame(X).rename(columns=str)  # a renamed copy: the caller's frame is untouched
+        cols = list(frame.columns)
         codes = self._fit_sensitive(s, len(frame))
-        self.encoder_ = ObservedEncoder(cols)
-        x = self.encoder_.fit_transform(frame)
-        n_s, n_x = len(self.sensitive_labels_), self.encoder_.n_symbols
-        counts = joint_counts(codes, x, n_s, n_x)
-        p = (counts + a) / (counts.sum() + a * counts.size)
-        with np.errstate(divide="ignore"):
-            self.table_ = np.ascontiguousarray(
-                np.log(p / (p.sum(axis=1)[:, None] * p.sum(axis=0)[None, :])).T
-            )
+        self.encoder_, _, p = plugin_estimate(
+            frame,
+            cols,
+            codes,
+            len(self.sensitive_labels_),
+            smoothing=self.smoothing,
+            max_levels=self.max_levels,
+        )
+        self.table_ = np.ascontiguousarray(exact_log_lift(p).T)
         self.columns_ = cols
         return self
 

@@ -16,9 +16,9 @@ from .._rng import RNGLike, check_rng
 from .._validation import check_nonnegative, check_probability
 from ..estimators import LiftEstimator, PluginLift
 from ..exceptions import PrivacyWarning, ValidationError
-from ..joint import Joint, _encode_sensitive, _warn_sparse
-from ..measures import LeakageReport, leakage_report
-from ..preprocessing import DEFAULT_MAX_LEVELS, ObservedEncoder, check_discrete
+from ..joint import Joint, _warn_sparse, encode_sensitive, plugin_estimate
+from ..measures import LeakageReport, leakage_report, log_lift
+from ..preprocessing import DEFAULT_MAX_LEVELS
 from ._bounds import _gamma
 from ._mechanism import WatchdogUtility, _effective_level, _utility
 from ._partition import _symbol_risk
@@ -131,7 +131,7 @@ class Watchdog(ParamsMixin):
         """
         eps, delta, eps_max = self._check_params()
         frame, s_values, cols = as_frame_and_sensitive(X, sensitive, observed)
-        s_codes, s_labels = _encode_sensitive(s_values, str(s_values.name))
+        s_codes, s_labels = encode_sensitive(s_values, str(s_values.name))
         self.observed_ = cols
         self.sensitive_ = str(s_values.name)
         self.sensitive_labels_ = s_labels
@@ -146,17 +146,11 @@ class Watchdog(ParamsMixin):
             self.keep_ = np.zeros(0, dtype=bool)
             return self
         self.records_ = None
-        check_discrete(frame, cols, self.max_levels)
-        self.encoder_ = ObservedEncoder(cols)
-        x_codes = self.encoder_.fit_transform(frame)
-        n_s, n_x = len(s_labels), self.encoder_.n_symbols
-        counts = joint_counts(s_codes, x_codes, n_s, n_x)
+        a = self.estimator.smoothing if isinstance(self.estimator, PluginLift) else self.smoothing
+        self.encoder_, counts, p = plugin_estimate(
+            frame, cols, s_codes, len(s_labels), smoothing=a, max_levels=self.max_levels
+        )
         _warn_sparse(counts)
-        a = float(self.smoothing)
-        if isinstance(self.estimator, PluginLift):
-            a = check_nonnegative(self.estimator.smoothing, "estimator.smoothing")
-        p = (counts + a) / (counts.sum() + a * counts.size)
-        p /= p.sum()
         self.counts_ = counts
         self.joint_ = Joint(
             p,
@@ -166,9 +160,8 @@ class Watchdog(ParamsMixin):
             observed_name=",".join(cols),
             counts=counts,
         )
-        with np.errstate(divide="ignore"):
-            ll = np.log(p / (p.sum(axis=1)[:, None] * p.sum(axis=0)[None, :]))
-        self.log_lift_ = np.ascontiguousarray(ll.T)  # (n_observed, n_sensitive), rows gathered
+        # (n_observed, n_sensitive), C-ordered so that records gather whole rows
+        self.log_lift_ = np.ascontiguousarray(log_lift(p).T)
         self.risk_ = _symbol_risk(p)
         self._choose_released(eps, delta, eps_max)
         return self
