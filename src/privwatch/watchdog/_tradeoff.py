@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -13,9 +12,9 @@ from numpy.typing import ArrayLike
 from .._validation import DEFAULT_ATOL, check_nonnegative, check_pmf
 from ..exceptions import ValidationError
 from ..measures import LeakageReport, leakage_report
-from ._bounds import gamma_bound, optimal_epsilon
-from ._mechanism import watchdog_utility
-from ._partition import partition
+from ._bounds import _gamma
+from ._mechanism import _effective_level, _utility
+from ._partition import _symbol_risk
 from ._table import release_joint
 
 __all__ = ["TradeoffCurve", "record_tradeoff", "tradeoff"]
@@ -82,25 +81,28 @@ def tradeoff(
     """
     arr = check_pmf(p, atol=atol)
     eps_list = [check_nonnegative(e, "epsilons", allow_inf=True) for e in np.ravel(epsilons)]
+    risk = _symbol_risk(arr)  # one pass; each epsilon only re-thresholds it
+    p_x = arr.sum(axis=0)
     rows: list[tuple[float, ...]] = []
     reports: list[LeakageReport] = []
     for eps in eps_list:
-        util = watchdog_utility(arr, eps)
-        opt = optimal_epsilon(arr, eps)
+        keep = risk <= eps
+        util = _utility(p_x, keep)
+        randomized, effective = _effective_level(arr, keep, risk)
         rows.append(
             (
                 eps,
                 util.mutual_information,
                 util.nmil,
-                gamma_bound(arr, eps),
-                opt.effective,
-                opt.randomized,
+                _gamma(p_x, keep, eps),
+                effective,
+                randomized,
                 util.flagged_probability,
             )
         )
         # the merged release: kept columns plus one column for the flagged set (no dense
         # |X| x |X| channel; every X^c-invariant randomization gives the same leakage)
-        reports.append(leakage_report(release_joint(arr, partition(arr, eps)), alpha=alpha))
+        reports.append(leakage_report(release_joint(arr, keep), alpha=alpha))
     c = np.array(rows, dtype=float).reshape(-1, 7).T
     return TradeoffCurve(c[0], c[1], c[2], c[3], c[4], c[5], c[6], leakage=reports)
 
@@ -118,8 +120,6 @@ def record_tradeoff(risk: ArrayLike, epsilons: Sequence[float] | np.ndarray) -> 
     >>> record_tradeoff([0.1, 0.2, 0.9, 1.5], [0.5]).round(3).to_dict("records")
     [{'epsilon': 0.5, 'flagged_fraction': 0.5, 'utility_mi': 1.04, 'gamma_bound': 1.294}]
     """
-    from ._bounds import _gamma
-
     r = np.asarray(risk, dtype=float)
     if r.ndim != 1 or r.size == 0:
         raise ValidationError(f"`risk` must be a non-empty vector; got shape {r.shape}.")
@@ -128,15 +128,14 @@ def record_tradeoff(risk: ArrayLike, epsilons: Sequence[float] | np.ndarray) -> 
     rows = []
     for e in np.ravel(epsilons):
         eps = check_nonnegative(float(e), "epsilons", allow_inf=True)
-        flagged = r > eps
-        mass = float(flagged.mean())
-        util = float((1 - mass) * math.log(n) - (mass * math.log(mass) if mass > 0 else 0.0))
+        keep = r <= eps
+        util = _utility(p_x, keep)
         rows.append(
             {
                 "epsilon": eps,
-                "flagged_fraction": mass,
-                "utility_mi": util,
-                "gamma_bound": _gamma(p_x, ~flagged, eps),
+                "flagged_fraction": util.flagged_probability,
+                "utility_mi": util.mutual_information,
+                "gamma_bound": _gamma(p_x, keep, eps),
             }
         )
     return pd.DataFrame(rows)
