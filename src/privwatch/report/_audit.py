@@ -127,12 +127,8 @@ def audit(
     if epsilon is None:
         epsilon, reason = _choose_epsilon(curve, est is None)
     say("fitting the watchdog and releasing")
-    if est is None:
-        wd = Watchdog(
-            epsilon=epsilon, delta=delta, epsilon_max=epsilon_max, max_levels=max_levels, rng=rng
-        ).fit(frame, sensitive, cols)
-    else:  # the log-lift is already estimated: only the threshold changes
-        wd = probe.set_params(delta=delta, epsilon_max=epsilon_max).rethreshold(epsilon)
+    # the log-lift is already estimated on these records: only the threshold changes
+    wd = probe.set_params(delta=delta, epsilon_max=epsilon_max).rethreshold(epsilon)
     scores: RecordScores = wd.score_samples(frame)
     flags = wd.flag(frame)
     with warnings.catch_warnings():
