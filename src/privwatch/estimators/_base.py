@@ -12,9 +12,15 @@ from .._base import ParamsMixin, check_is_fitted
 from ..exceptions import ValidationError
 from ..joint import encode_sensitive
 
-__all__ = ["LiftEstimator"]
+__all__ = ["LiftEstimator", "risk_of"]
 
 FloatArray = NDArray[np.float64]
+
+
+def risk_of(log_lift: FloatArray) -> FloatArray:
+    """Per-record risk ``max_s |i(s, x)|`` of a log-lift matrix; inf where it is unknown (NaN)."""
+    risk = np.abs(log_lift).max(axis=1)
+    return np.asarray(np.where(np.isnan(risk), np.inf, risk), dtype=np.float64)
 
 
 class LiftEstimator(ParamsMixin):
@@ -49,9 +55,7 @@ class LiftEstimator(ParamsMixin):
 
     def score_samples(self, X: pd.DataFrame | ArrayLike) -> FloatArray:
         """Per-record risk ``max_s |i(s, x)|`` (inf where the log-lift is unknown)."""
-        ll = self.log_lift(X)
-        risk = np.abs(ll).max(axis=1)
-        return np.where(np.isnan(risk), np.inf, risk)
+        return risk_of(self.log_lift(X))
 
     def mutual_information(self, X: pd.DataFrame | ArrayLike, s: ArrayLike) -> float:
         """Estimate of I(S;X): the mean estimated log-lift of the given (x_i, s_i) pairs."""

@@ -15,6 +15,7 @@ import pandas as pd
 
 from .._rng import check_rng
 from ..estimators import LiftEstimator
+from ..estimators._base import risk_of
 from ..exceptions import PrivacyWarning, ValidationError
 from ._results import Guarantee, RecordScores
 
@@ -43,7 +44,7 @@ class RecordWatchdog:
         self.estimator.fit(observed, np.asarray(s_labels, dtype=object)[s_codes])
         ll = self.estimator.log_lift(observed)
         self.fit_log_lift_ = ll
-        self._fit_risk = np.abs(ll).max(axis=1)
+        self._fit_risk = risk_of(ll)
         self._observed = observed
         self._s_codes = s_codes
         self._n_labels = len(s_labels)
@@ -78,7 +79,7 @@ class RecordWatchdog:
     def scores(self, frame: pd.DataFrame, labels: list[Any]) -> RecordScores:
         ll = self.estimator.log_lift(frame[self.columns])
         known = np.asarray(~np.isnan(ll).any(axis=1), dtype=bool)
-        risk = np.where(known, np.abs(np.nan_to_num(ll)).max(axis=1), np.inf)
+        risk = risk_of(ll)
         return RecordScores(risk, ll, known, labels)
 
     def transform(
