@@ -7,10 +7,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
-from scipy.optimize import linprog
 
 from .._validation import check_nonnegative, check_pmf
-from ..exceptions import PrivwatchError, ValidationError
+from ..exceptions import ValidationError
+from ._bayes_colgen import column_generation, solve_master
 
 __all__ = ["OptimalBayesResult", "optimal_bayes_mechanism"]
 
@@ -19,21 +19,58 @@ __all__ = ["OptimalBayesResult", "optimal_bayes_mechanism"]
 class OptimalBayesResult:
     """Output of :func:`optimal_bayes_mechanism`.
 
-    ``channel[w, z]``: the mechanism; ``bayes_error``: 1 - sum_z max_x P(x, z) of its release;
-    ``distortion``: its expected distance; ``dual_bound``: the LP dual objective turned into a
-    Bayes error (an upper bound on every mechanism within the budget); ``gap`` =
-    ``dual_bound - bayes_error`` >= 0 is the optimality certificate.
+    ``channel[w, z]``: the mechanism (a dense array for ``method="direct"``, a
+    ``scipy.sparse.csr_array`` for column generation: only the outputs in use are stored);
+    ``bayes_error``: 1 - sum_z max_x P(x, z) of its release; ``distortion``: its expected distance;
+    ``dual_bound``: the objective of a dual-feasible point of the full LP turned into a Bayes error
+    (an upper bound on every mechanism within the budget); ``gap`` = ``dual_bound - bayes_error``
+    >= 0 is the optimality certificate; ``support``: the output indices that receive mass;
+    ``n_iterations``: restricted-master solves (1 for the direct LP).
     """
 
-    channel: NDArray[np.float64]
+    channel: NDArray[np.float64] | sparse.csr_array
     bayes_error: float
     distortion: float
     dual_bound: float
     gap: float
+    support: NDArray[np.int64]
+    method: str
+    n_iterations: int
+
+
+def _check_inputs(
+    prior: ArrayLike, distance: ArrayLike, budget: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+    p = check_pmf(prior, "prior")
+    d = np.asarray(distance, dtype=np.float64)
+    n_w = p.shape[1]
+    if d.ndim != 2 or d.shape[0] != n_w or not np.isfinite(d).all() or (d < 0).any():
+        raise ValidationError(
+            f"`distance` must be a finite non-negative array with {n_w} rows (one per location); "
+            f"got shape {d.shape}."
+        )
+    L = check_nonnegative(budget, "budget")
+    p_w = p.sum(axis=0)
+    cheapest = float(p_w @ d.min(axis=1))
+    if cheapest - 1e-12 * max(1.0, cheapest) > L:
+        raise ValidationError(
+            f"`budget` must allow at least one mechanism; got {L!r}, below the cheapest "
+            f"expected distortion {cheapest!r}."
+        )
+    return p, d, L
 
 
 def optimal_bayes_mechanism(
-    prior: ArrayLike, distance: ArrayLike, budget: float
+    prior: ArrayLike,
+    distance: ArrayLike,
+    budget: float,
+    *,
+    method: str = "auto",
+    tol: float = 1e-9,
+    gap_tol: float = 1e-6,
+    max_iter: int = 500,
+    batch: int = 50,
+    progress: bool = False,
 ) -> OptimalBayesResult:
     r"""Exact Bayes-error-optimal mechanism by linear programming (HiGHS).
 
@@ -51,6 +88,23 @@ def optimal_bayes_mechanism(
         ``d(w, z)``: cost of reporting z from w (e.g. metres to a grid cell centre).
     budget : float
         The expected-distortion budget L.
+    method : {"auto", "direct", "column_generation"}
+        ``"direct"`` solves the whole LP at once (``n_locations * n_outputs`` variables).
+        ``"column_generation"`` solves it over a growing set of outputs, adding the outputs whose
+        reduced cost is negative (all outputs are priced in one vectorised pass) until none is;
+        it needs each location to carry one user (one positive entry per column of ``prior``),
+        as for individual check-ins. ``"auto"`` uses column generation when it applies and the
+        direct LP would exceed 20,000 variables.
+    tol : float
+        Reduced-cost tolerance of column generation.
+    gap_tol : float
+        Column generation stops once the certified gap (``gap``: the dual bound minus the Bayes
+        error of the current mechanism) is at most this.
+    max_iter, batch : int
+        Column generation: at most ``max_iter`` master solves, at most ``batch`` outputs added
+        per solve.
+    progress : bool
+        Print one line per column-generation iteration (objective, bound, columns).
 
     Examples
     --------
@@ -59,58 +113,108 @@ def optimal_bayes_mechanism(
     >>> round(r.bayes_error, 6), round(r.distortion, 6), r.gap < 1e-9
     (0.4, 40.0, True)
     """
-    p = check_pmf(prior, "prior")
-    d = np.asarray(distance, dtype=np.float64)
-    n_x, n_w = p.shape
-    if d.ndim != 2 or d.shape[0] != n_w or not np.isfinite(d).all() or (d < 0).any():
+    p, d, L = _check_inputs(prior, distance, budget)
+    if method not in ("auto", "direct", "column_generation"):
         raise ValidationError(
-            f"`distance` must be a finite non-negative array with {n_w} rows (one per location); "
-            f"got shape {d.shape}."
+            f"`method` must be 'auto', 'direct' or 'column_generation'; got {method!r}."
         )
-    L = check_nonnegative(budget, "budget")
-    n_z = d.shape[1]
+    single_user = bool(((p > 0).sum(axis=0) <= 1).all())
+    if method == "column_generation" and not single_user:
+        raise ValidationError(
+            "`prior` must have at most one positive entry per location (column) for "
+            "method='column_generation'; use method='direct'."
+        )
+    if method == "auto":
+        method = "column_generation" if single_user and d.size > 20_000 else "direct"
+    if method == "direct":
+        return _direct(p, d, L)
+    return _colgen(
+        p, d, L, tol=tol, gap_tol=gap_tol, max_iter=max_iter, batch=batch, progress=progress
+    )
+
+
+def _summary(
+    p: NDArray[np.float64],
+    d: NDArray[np.float64],
+    k: NDArray[np.float64] | sparse.csr_array,
+    dual_objective: float,
+    method: str,
+    n_iterations: int,
+) -> OptimalBayesResult:
     p_w = p.sum(axis=0)
-    n_k = n_w * n_z  # k[w, z] flattened row-major, then t[z]
-    cost = np.concatenate([np.zeros(n_k), np.ones(n_z)])
-    # sum_w P(x, w) k[w, z] - t_z <= 0 for every (x, z)
-    rows_x = []
-    for x in range(n_x):
-        block = sparse.kron(sparse.csr_matrix(p[x][None, :]), sparse.identity(n_z))
-        rows_x.append(sparse.hstack([block, -sparse.identity(n_z)]))
-    budget_row = sparse.hstack(
-        [sparse.csr_matrix((p_w[:, None] * d).reshape(1, -1)), sparse.csr_matrix((1, n_z))]
-    )
-    a_ub = sparse.vstack([*rows_x, budget_row])
-    b_ub = np.concatenate([np.zeros(n_x * n_z), [L]])
-    a_eq = sparse.hstack(
-        [sparse.kron(sparse.identity(n_w), np.ones((1, n_z))), sparse.csr_matrix((n_w, n_z))]
-    )
-    res = linprog(
-        cost,
-        A_ub=a_ub.tocsr(),
-        b_ub=b_ub,
-        A_eq=a_eq.tocsr(),
-        b_eq=np.ones(n_w),
-        bounds=(0, None),
-        method="highs",
-    )
-    if res.status == 2:
-        raise ValidationError(
-            f"`budget` must allow at least one mechanism; got {L!r}, below the cheapest "
-            f"expected distortion {float((p_w * d.min(axis=1)).sum())!r}."
-        )
-    if res.status != 0:
-        raise PrivwatchError(f"the LP solver failed: {res.message}")
-    k = np.clip(res.x[:n_k].reshape(n_w, n_z), 0.0, None)
-    k /= k.sum(axis=1, keepdims=True)
-    q = p @ k
+    q = np.asarray(sparse.csr_array(k).T @ p.T).T  # P(x, z)
     bayes_error = float(1.0 - q.max(axis=0).sum())
-    dual = float(res.ineqlin.marginals @ b_ub + res.eqlin.marginals @ np.ones(n_w))
-    dual_bound = 1.0 - dual
+    if sparse.issparse(k):
+        kc = sparse.csr_array(k).tocoo()
+        distortion = float((p_w[kc.row] * kc.data * d[kc.row, kc.col]).sum())
+    else:
+        distortion = float((p_w[:, None] * k * d).sum())
+    dual_bound = 1.0 - dual_objective
+    support = np.flatnonzero(q.sum(axis=0) > 0)
     return OptimalBayesResult(
         k,
         bayes_error,
-        float((p_w[:, None] * k * d).sum()),
+        distortion,
         dual_bound,
         max(0.0, dual_bound - bayes_error),
+        support,
+        method,
+        n_iterations,
     )
+
+
+def _direct(p: NDArray[np.float64], d: NDArray[np.float64], L: float) -> OptimalBayesResult:
+    n_w, n_z = d.shape
+    pair_w, pair_z = (a.ravel() for a in np.indices((n_w, n_z)))
+    sol = solve_master(p, d, L, pair_w, pair_z, n_z, None)
+    k = sol.k.reshape(n_w, n_z)
+    k /= k.sum(axis=1, keepdims=True)
+    return _summary(p, d, k, float(sol.u.sum()) - sol.lam * L, "direct", 1)
+
+
+def _colgen(
+    p: NDArray[np.float64],
+    d: NDArray[np.float64],
+    L: float,
+    *,
+    tol: float,
+    gap_tol: float,
+    max_iter: int,
+    batch: int,
+    progress: bool,
+) -> OptimalBayesResult:
+    n_w, n_z = d.shape
+    p_w = p.sum(axis=0)
+    alive = np.flatnonzero(p_w > 0)
+    order = alive[np.argsort(p[:, alive].argmax(axis=0), kind="stable")]
+
+    def report(it: int, objective: float, bound: float, n_cols: int) -> None:
+        print(
+            f"column generation {it}: Bayes error {1 - objective:.6f}, "
+            f"bound {1 - bound:.6f}, {n_cols} outputs",
+            flush=True,
+        )
+
+    cg = column_generation(
+        p[:, order],
+        d[order],
+        L,
+        tol=tol,
+        gap_tol=gap_tol,
+        max_iter=max_iter,
+        batch=batch,
+        callback=report if progress else None,
+    )
+    rows = order[cg.pair_w]
+    dead = np.setdiff1d(np.arange(n_w), alive)
+    # zero-mass locations: report the nearest output (any choice is optimal)
+    k = sparse.coo_array(
+        (
+            np.concatenate([cg.k, np.ones(len(dead))]),
+            (np.concatenate([rows, dead]), np.concatenate([cg.pair_z, d[dead].argmin(axis=1)])),
+        ),
+        shape=(n_w, n_z),
+    ).tocsr()
+    k.eliminate_zeros()
+    k = sparse.csr_array(k.multiply(1.0 / np.asarray(k.sum(axis=1)).ravel()[:, None]))
+    return _summary(p, d, k, cg.dual_objective, "column_generation", cg.n_iterations)
