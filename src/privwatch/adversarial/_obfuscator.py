@@ -1,0 +1,453 @@
+"""Location obfuscation learned by a generator against a re-initialised classifier.
+
+Romanelli, Chatzikokolakis, Palamidessi, "Optimal Obfuscation Mechanisms via Machine Learning"
+(§III, Algorithm 1).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._base import ParamsMixin, check_is_fitted
+from .._rng import RNGLike, check_rng
+from .._validation import check_positive, check_probability
+from ..estimators._torch_utils import mlp, require_torch, torch_generator
+from ..exceptions import ValidationError
+from ._mi import batch_mutual_information
+
+__all__ = ["Obfuscator"]
+
+LOSSES = ("mutual_information", "cross_entropy")
+
+
+def _check_points(points: ArrayLike, name: str = "points") -> NDArray[np.float64]:
+    pts = np.asarray(points, dtype=np.float64)
+    if pts.ndim != 2 or pts.shape[1] != 2 or len(pts) == 0 or not np.isfinite(pts).all():
+        raise ValidationError(
+            f"`{name}` must be a finite, non-empty (n, 2) array of metres; got shape {pts.shape}."
+        )
+    return pts
+
+
+def _generator_module(torch: Any, hidden: tuple[int, ...], noise_dim: int) -> Any:
+    class Generator(torch.nn.Module):  # type: ignore[misc]
+        """z = w + gain * Laplace(u) + scale * h((w - centre) / scale, u).
+
+        ``Laplace(u)`` is the exact planar Laplace of the initial epsilon as a function of the
+        first three seed coordinates (Gamma(2) radius = -(ln u1 + ln u2) / epsilon, angle
+        2 pi u3); ``h`` starts at zero, so G0 is exactly the planar Laplace.
+        """
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = mlp(2 + noise_dim, hidden, 2)
+            torch.nn.init.zeros_(self.net[-1].weight)
+            torch.nn.init.zeros_(self.net[-1].bias)
+            self.gain = torch.nn.Parameter(torch.ones(()))
+            self.register_buffer("centre", torch.zeros(2))
+            self.register_buffer("scale", torch.ones(()))
+            self.register_buffer("epsilon", torch.ones(()))
+
+        def forward(self, w: Any, u: Any) -> Any:
+            r = -(torch.log1p(-u[:, 0]) + torch.log1p(-u[:, 1])) / self.epsilon
+            theta = 2 * math.pi * u[:, 2]
+            lap = torch.stack([r * torch.cos(theta), r * torch.sin(theta)], dim=1)
+            h = self.net(torch.cat([(w - self.centre) / self.scale, u], dim=1))
+            return w + self.gain * lap + self.scale * h
+
+    return Generator()
+
+
+@dataclass(frozen=True)
+class IterationRecord:
+    """One round of Algorithm 1: the classifier C_i trained on G_{i-1}'s releases."""
+
+    iteration: int
+    train_accuracy: float
+    val_accuracy: float
+    val_distortion: float
+    mutual_information: float
+
+    def to_dict(self) -> dict[str, float]:
+        return dict(vars(self))
+
+
+class Obfuscator(ParamsMixin):
+    r"""A learned location-obfuscation mechanism :math:`P_{Z|W}` hiding the user's identity.
+
+    A generator :math:`G(w, u)` (true location w, seed u uniform on [0, 1)^``noise_dim``) fights a
+    classifier :math:`C(z)` that guesses the user from the release z (Romanelli et al., Alg. 1).
+    Each iteration i: the classifier is reset to its initial weights :math:`C_0` and trained with
+    cross entropy on :math:`G_{i-1}`'s releases of the training points; then the generator is
+    trained against this :math:`C_i` with
+
+    .. math:: \mathrm{Loss}_G = \alpha\,\mathrm{softplus}(\mathbb{E}[d(W, Z)] - L')
+              + \beta\, I(X; Y)
+
+    where :math:`I(X; Y)` is the batch mutual information of the true user X and the
+    classifier's prediction Y (eq. 18-21, :func:`batch_mutual_information`) and
+    :math:`L' = (1 - \text{margin}) L` (eq. 22-23; distances in metres). ``loss="cross_entropy"``
+    replaces the MI term by minus the classifier's cross entropy: the generator then learns to
+    swap users and the game does not settle (§IV-A1, Fig. 4). :math:`G_0` is exactly the planar
+    Laplace of ``init_epsilon`` (the network's correction starts at zero).
+
+    The generator kept is the one whose releases of the held-out validation points the freshly
+    trained classifier guessed worst, among those within the budget there; training stops when
+    that accuracy has not fallen for ``patience`` iterations (or after ``max_iter``).
+
+    Parameters
+    ----------
+    budget : float
+        L, the expected displacement allowed (metres).
+    loss : {"mutual_information", "cross_entropy"}
+    alpha, beta : float
+        Weights of the utility (softplus) and privacy terms.
+    init_epsilon : float or None
+        Planar-Laplace epsilon of G0 (per metre); None: 2 / budget (expected displacement L).
+    margin : float
+        The generator aims at (1 - margin) L so that held-out displacement stays within L.
+    hits : int
+        Releases per training point (different seeds) for the classifier each iteration.
+    classifier_epochs, generator_epochs : int
+        Passes over the training releases / training points per iteration.
+    callback : callable or None
+        ``callback(record, self)`` after each classifier round; ``self.sample`` then releases
+        with the generator that round measured (for snapshots, e.g. Fig. 4).
+
+    progress : bool
+        Show a progress bar (current held-out accuracy and displacement).
+    rng : int, Generator or None
+        Seeds the split, the initial weights and every seed draw.
+
+    Attributes
+    ----------
+    history_ : list of IterationRecord
+    best_iteration_ : int
+        The iteration whose classifier measured the kept generator.
+    val_accuracy_ : float
+        That classifier's held-out accuracy.
+    """
+
+    def __init__(
+        self,
+        budget: float,
+        *,
+        loss: str = "mutual_information",
+        alpha: float = 1.0,
+        beta: float = 2.0,
+        init_epsilon: float | None = None,
+        margin: float = 0.02,
+        noise_dim: int = 3,
+        generator_hidden: tuple[int, ...] = (100, 100, 100),
+        classifier_hidden: tuple[int, ...] = (60, 100, 51),
+        max_iter: int = 200,
+        patience: int = 40,
+        hits: int = 10,
+        classifier_epochs: int = 10,
+        classifier_batch_size: int = 512,
+        classifier_lr: float = 1e-3,
+        generator_epochs: int = 10,
+        generator_batch_size: int = 512,
+        generator_lr: float = 1e-4,
+        validation_fraction: float = 0.2,
+        progress: bool = False,
+        callback: Callable[[IterationRecord, Obfuscator], None] | None = None,
+        rng: RNGLike = None,
+    ) -> None:
+        self.budget = budget
+        self.loss = loss
+        self.alpha = alpha
+        self.beta = beta
+        self.init_epsilon = init_epsilon
+        self.margin = margin
+        self.noise_dim = noise_dim
+        self.generator_hidden = generator_hidden
+        self.classifier_hidden = classifier_hidden
+        self.max_iter = max_iter
+        self.patience = patience
+        self.hits = hits
+        self.classifier_epochs = classifier_epochs
+        self.classifier_batch_size = classifier_batch_size
+        self.classifier_lr = classifier_lr
+        self.generator_epochs = generator_epochs
+        self.generator_batch_size = generator_batch_size
+        self.generator_lr = generator_lr
+        self.validation_fraction = validation_fraction
+        self.progress = progress
+        self.callback = callback
+        self.rng = rng
+
+    # ------------------------------------------------------------------ checks
+    def _validate(self) -> None:
+        check_positive(self.budget, "budget")
+        if self.loss not in LOSSES:
+            raise ValidationError(f"`loss` must be one of {LOSSES}; got {self.loss!r}.")
+        check_positive(self.beta, "beta")
+        if not (isinstance(self.alpha, (int, float)) and self.alpha >= 0):
+            raise ValidationError(f"`alpha` must be a non-negative number; got {self.alpha!r}.")
+        if self.init_epsilon is not None:
+            check_positive(self.init_epsilon, "init_epsilon")
+        if not (0 <= self.margin < 1):
+            raise ValidationError(f"`margin` must be in [0, 1); got {self.margin!r}.")
+        if not (isinstance(self.noise_dim, int) and self.noise_dim >= 3):
+            raise ValidationError(
+                f"`noise_dim` must be an int >= 3 (three seeds drive the planar Laplace of G0); "
+                f"got {self.noise_dim!r}."
+            )
+        for name in (
+            "max_iter",
+            "patience",
+            "hits",
+            "classifier_epochs",
+            "classifier_batch_size",
+            "generator_epochs",
+            "generator_batch_size",
+        ):
+            value = getattr(self, name)
+            if not (isinstance(value, int) and value >= 1):
+                raise ValidationError(f"`{name}` must be a positive int; got {value!r}.")
+        v = check_probability(self.validation_fraction, "validation_fraction")
+        if not 0 < v < 1:
+            raise ValidationError(
+                f"`validation_fraction` must be in (0, 1); got {self.validation_fraction!r}."
+            )
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, points: ArrayLike, users: ArrayLike) -> Obfuscator:
+        """Train on ``points`` ((n, 2) metres) labelled by ``users`` (any hashable labels)."""
+        self._validate()
+        torch = require_torch()
+        pts = _check_points(points)
+        lab = np.asarray(users)
+        if lab.shape != (len(pts),):
+            raise ValidationError(
+                f"`users` must have one label per point ({len(pts)}); got shape {lab.shape}."
+            )
+        self.users_, codes = np.unique(lab, return_inverse=True)
+        if len(self.users_) < 2:
+            raise ValidationError(f"`users` must hold at least 2 users; got {len(self.users_)}.")
+        g = check_rng(self.rng)
+        tg = torch_generator(g)
+        torch.manual_seed(int(g.integers(0, 2**62)))
+        n_users = len(self.users_)
+        # stratified validation split
+        val = np.zeros(len(pts), dtype=bool)
+        for u in range(n_users):
+            idx = np.flatnonzero(codes == u)
+            n_val = max(1, round(self.validation_fraction * len(idx)))
+            val[g.choice(idx, n_val, replace=False)] = True
+        w_tr = torch.as_tensor(pts[~val], dtype=torch.float32)
+        x_tr = torch.as_tensor(codes[~val], dtype=torch.int64)
+        w_va = torch.as_tensor(pts[val], dtype=torch.float32)
+        x_va = torch.as_tensor(codes[val], dtype=torch.int64)
+
+        gen = _generator_module(torch, tuple(self.generator_hidden), self.noise_dim)
+        centre = pts.mean(axis=0)
+        scale = float(np.sqrt(((pts - centre) ** 2).sum(axis=1).mean())) or 1.0
+        eps0 = float(self.init_epsilon or 2.0 / float(self.budget))
+        gen.centre.copy_(torch.as_tensor(centre, dtype=torch.float32))
+        gen.scale.fill_(scale)
+        gen.epsilon.fill_(eps0)
+        clf0 = mlp(2, tuple(self.classifier_hidden), n_users)
+        for layer in clf0:
+            if isinstance(layer, torch.nn.Linear):  # Glorot, as the paper's C0
+                torch.nn.init.xavier_uniform_(layer.weight)
+                torch.nn.init.zeros_(layer.bias)
+        c0_state = copy.deepcopy(clf0.state_dict())
+        clf = clf0
+        g_opt = torch.optim.Adam(gen.parameters(), lr=self.generator_lr)
+        target = (1.0 - self.margin) * float(self.budget)
+        self._centre, self._scale = centre, scale
+
+        def release(w: Any, hits: int) -> tuple[Any, Any]:
+            w_rep = w.repeat(hits, 1)
+            u = torch.rand((len(w_rep), self.noise_dim), generator=tg)
+            with torch.no_grad():
+                return gen(w_rep, u), w_rep
+
+        def accuracy(z: Any, x: Any) -> float:
+            with torch.no_grad():
+                return float((clf(self._normalize(torch, z)).argmax(dim=1) == x).float().mean())
+
+        self.history_: list[IterationRecord] = []
+        best_acc, best_state, best_it, stale = math.inf, copy.deepcopy(gen.state_dict()), 0, 0
+        from rich.progress import Progress
+
+        with Progress(transient=True, disable=not self.progress) as bar:
+            task = bar.add_task("obfuscator", total=self.max_iter)
+            for it in range(1, self.max_iter + 1):
+                # C_i = train(C_0, G_{i-1}(train))
+                clf.load_state_dict(c0_state)
+                z_tr, _ = release(w_tr, self.hits)
+                x_rep = x_tr.repeat(self.hits)
+                self._train_classifier(torch, clf, z_tr, x_rep, tg)
+                z_va, w_va_rep = release(w_va, self.hits)
+                x_va_rep = x_va.repeat(self.hits)
+                val_acc = accuracy(z_va, x_va_rep)
+                val_dist = float((z_va - w_va_rep).norm(dim=1).mean())
+                with torch.no_grad():
+                    q = torch.softmax(clf(self._normalize(torch, z_va)), dim=1)
+                    mi = float(
+                        batch_mutual_information(
+                            torch.nn.functional.one_hot(x_va_rep, n_users).float(), q
+                        )
+                    )
+                rec = IterationRecord(it, accuracy(z_tr, x_rep), val_acc, val_dist, mi)
+                self.history_.append(rec)
+                if self.callback is not None:  # sees G_{i-1}, the generator C_i was trained on
+                    self.generator_ = gen
+                    self.callback(rec, self)
+                if val_acc < best_acc - 1e-4 and val_dist <= float(self.budget):
+                    best_acc, best_state, best_it, stale = (
+                        val_acc,
+                        copy.deepcopy(gen.state_dict()),
+                        it,
+                        0,
+                    )
+                else:
+                    stale += 1
+                bar.update(
+                    task,
+                    advance=1,
+                    description=f"obfuscator acc={val_acc:.3f} d={val_dist:.0f}m",
+                )
+                if stale >= self.patience or val_acc <= 1.0 / n_users + 1e-3:
+                    break
+                # G_i = generator trained against C_i
+                self._train_generator(torch, gen, clf, g_opt, w_tr, x_tr, target, n_users, tg)
+        gen.load_state_dict(best_state)
+        gen.eval()
+        self.generator_ = gen
+        self.best_iteration_ = best_it
+        self.val_accuracy_ = best_acc
+        self.n_iter_ = len(self.history_)
+        return self
+
+    def _normalize(self, torch: Any, z: Any) -> Any:
+        return (z - torch.as_tensor(self._centre, dtype=torch.float32)) / self._scale
+
+    def _train_classifier(self, torch: Any, clf: Any, z: Any, x: Any, tg: Any) -> None:
+        opt = torch.optim.Adam(clf.parameters(), lr=self.classifier_lr)
+        zn = self._normalize(torch, z)
+        clf.train()
+        for _ in range(self.classifier_epochs):
+            order = torch.randperm(len(zn), generator=tg)
+            for lo in range(0, len(zn), self.classifier_batch_size):
+                idx = order[lo : lo + self.classifier_batch_size]
+                loss = torch.nn.functional.cross_entropy(clf(zn[idx]), x[idx])
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        clf.eval()
+
+    def _train_generator(
+        self,
+        torch: Any,
+        gen: Any,
+        clf: Any,
+        opt: Any,
+        w: Any,
+        x: Any,
+        target: float,
+        n_users: int,
+        tg: Any,
+    ) -> None:
+        for p in clf.parameters():
+            p.requires_grad_(False)
+        gen.train()
+        for _ in range(self.generator_epochs):
+            order = torch.randperm(len(w), generator=tg)
+            for lo in range(0, len(w), self.generator_batch_size):
+                idx = order[lo : lo + self.generator_batch_size]
+                wb, xb = w[idx], x[idx]
+                u = torch.rand((len(wb), self.noise_dim), generator=tg)
+                z = gen(wb, u)
+                logits = clf(self._normalize(torch, z))
+                dist = (z - wb).norm(dim=1).mean()
+                utility = torch.nn.functional.softplus(dist - target)
+                if self.loss == "mutual_information":
+                    t = torch.nn.functional.one_hot(xb, n_users).float()
+                    privacy = batch_mutual_information(t, torch.softmax(logits, dim=1))
+                else:
+                    privacy = -torch.nn.functional.cross_entropy(logits, xb)
+                loss = self.alpha * utility + self.beta * privacy
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        gen.eval()
+        for p in clf.parameters():
+            p.requires_grad_(True)
+
+    # ------------------------------------------------------------------ use
+    def sample(self, points: ArrayLike, rng: RNGLike = None) -> NDArray[np.float64]:
+        """One obfuscated release per row of ``points`` ((n, 2) metres)."""
+        check_is_fitted(self, "generator_")
+        torch = require_torch()
+        pts = _check_points(points)
+        tg = torch_generator(check_rng(rng))
+        u = torch.rand((len(pts), self.noise_dim), generator=tg)
+        with torch.no_grad():
+            z = self.generator_(torch.as_tensor(pts, dtype=torch.float32), u)
+        return np.asarray(z.double().numpy(), dtype=np.float64)
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | Path) -> None:
+        """Write ``path`` (JSON: parameters, users, history) and ``path`` + ``.safetensors``
+        (generator weights). Loading never executes code."""
+        check_is_fitted(self, "generator_")
+        from safetensors.torch import save_file
+
+        params = self.get_params()
+        params["generator_hidden"] = list(params["generator_hidden"])
+        params["classifier_hidden"] = list(params["classifier_hidden"])
+        params["rng"] = None
+        params["callback"] = None
+        state = {
+            "kind": type(self).__name__,
+            "params": params,
+            "users": self.users_.tolist(),
+            "centre": list(map(float, self._centre)),
+            "scale": self._scale,
+            "best_iteration": self.best_iteration_,
+            "val_accuracy": self.val_accuracy_,
+            "history": [r.to_dict() for r in self.history_],
+        }
+        Path(path).write_text(json.dumps(state))
+        tensors = {k: v.contiguous() for k, v in self.generator_.state_dict().items()}
+        save_file(tensors, str(path) + ".safetensors")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Obfuscator:
+        torch = require_torch()
+        from safetensors.torch import load_file
+
+        state = json.loads(Path(path).read_text())
+        if state.get("kind") != cls.__name__:
+            raise ValidationError(
+                f"`path` must hold a saved {cls.__name__}; got {state.get('kind')!r}."
+            )
+        params = state["params"]
+        params["generator_hidden"] = tuple(params["generator_hidden"])
+        params["classifier_hidden"] = tuple(params["classifier_hidden"])
+        est = cls(**params)
+        est.users_ = np.asarray(state["users"])
+        est._centre = np.asarray(state["centre"])
+        est._scale = float(state["scale"])
+        est.best_iteration_ = int(state["best_iteration"])
+        est.val_accuracy_ = float(state["val_accuracy"])
+        est.history_ = [IterationRecord(**r) for r in state["history"]]
+        est.n_iter_ = len(est.history_)
+        gen = _generator_module(torch, tuple(est.generator_hidden), est.noise_dim)
+        gen.load_state_dict(load_file(str(path) + ".safetensors"))
+        gen.eval()
+        est.generator_ = gen
+        return est
