@@ -69,3 +69,11 @@ def test_column_generation_needs_one_user_per_location() -> None:
         optimal_bayes_mechanism(prior, dist, 2.0, method="column_generation")
     with pytest.raises(ValidationError, match="`method` must be"):
         optimal_bayes_mechanism(prior, dist, 2.0, method="simplex")
+
+
+def test_time_limit_returns_a_feasible_mechanism_with_its_certificate() -> None:
+    prior, dist = _check_in_users(7, n_x=4, n_w=80, n_z=3000)
+    res = optimal_bayes_mechanism(prior, dist, 15.0, method="column_generation", max_seconds=0.0)
+    assert not res.converged
+    assert res.distortion <= 15.0 + 1e-6
+    assert res.dual_bound >= res.bayes_error - 1e-12 and res.gap == res.dual_bound - res.bayes_error

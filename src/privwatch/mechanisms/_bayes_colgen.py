@@ -20,6 +20,7 @@ optimality certificate).
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -125,6 +126,7 @@ class ColumnGenerationResult:
     objective: float
     dual_objective: float
     n_iterations: int
+    converged: bool = True
 
 
 def _diverse_top(
@@ -170,6 +172,7 @@ def column_generation(
     per_user: int = 5,
     smoothing: float = 0.5,
     retire_after: int = 10,
+    max_seconds: float | None = None,
     callback: Callable[[int, float, float, int], None] | None = None,
 ) -> ColumnGenerationResult:
     """Solve the Bayes-error LP by column generation. ``p`` has one user per location column,
@@ -196,6 +199,7 @@ def column_generation(
     penalty = 10.0 / max(budget, 1e-3 * scale)
     best_dual, best_u, best_lam = -np.inf, np.zeros(n_w), 0.0
     idle_for = np.zeros(len(outputs), dtype=np.int64)
+    t_start = time.perf_counter()
     for it in range(1, max_iter + 1):
         sol = solve_master(p, d[:, outputs], budget, pair_w, pair_z, len(outputs), penalty)
         points = [(sol.u, sol.lam)]
@@ -224,6 +228,11 @@ def column_generation(
         rc[pair_w, pair_z] = np.inf
         neg_w, neg_z = np.nonzero(rc < -tol)
         done = len(neg_w) == 0 and len(cand) == 0
+        out_of_time = max_seconds is not None and time.perf_counter() - t_start > max_seconds
+        if out_of_time and sol.slack <= 1e-9 and not done:
+            return ColumnGenerationResult(
+                pair_w, outputs[pair_z], sol.k, sol.objective, best_dual, it, converged=False
+            )
         if done or sol.objective - best_dual <= gap_tol:
             if sol.slack > 1e-9:  # the penalty was too small to force the budget: raise it
                 penalty *= 100.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,9 @@ class OptimalBayesResult:
     ``dual_bound``: the objective of a dual-feasible point of the full LP turned into a Bayes error
     (an upper bound on every mechanism within the budget); ``gap`` = ``dual_bound - bayes_error``
     >= 0 is the optimality certificate; ``support``: the output indices that receive mass;
-    ``n_iterations``: restricted-master solves (1 for the direct LP).
+    ``n_iterations``: restricted-master solves (1 for the direct LP); ``converged``: False when
+    column generation stopped at ``max_seconds`` (the mechanism is feasible and ``gap`` still
+    certifies how far from optimal it can be).
     """
 
     channel: NDArray[np.float64] | sparse.csr_array
@@ -36,6 +39,7 @@ class OptimalBayesResult:
     support: NDArray[np.int64]
     method: str
     n_iterations: int
+    converged: bool = True
 
 
 def _check_inputs(
@@ -70,6 +74,7 @@ def optimal_bayes_mechanism(
     gap_tol: float = 1e-6,
     max_iter: int = 500,
     batch: int = 50,
+    max_seconds: float | None = None,
     progress: bool = False,
 ) -> OptimalBayesResult:
     r"""Exact Bayes-error-optimal mechanism by linear programming (HiGHS).
@@ -103,6 +108,9 @@ def optimal_bayes_mechanism(
     max_iter, batch : int
         Column generation: at most ``max_iter`` master solves, at most ``batch`` outputs added
         per solve.
+    max_seconds : float or None
+        Column generation: stop after this long with the current mechanism and its certified
+        gap (``converged=False``) instead of running to ``gap_tol``.
     progress : bool
         Print one line per column-generation iteration (objective, bound, columns).
 
@@ -129,7 +137,15 @@ def optimal_bayes_mechanism(
     if method == "direct":
         return _direct(p, d, L)
     return _colgen(
-        p, d, L, tol=tol, gap_tol=gap_tol, max_iter=max_iter, batch=batch, progress=progress
+        p,
+        d,
+        L,
+        tol=tol,
+        gap_tol=gap_tol,
+        max_iter=max_iter,
+        batch=batch,
+        max_seconds=max_seconds,
+        progress=progress,
     )
 
 
@@ -181,6 +197,7 @@ def _colgen(
     gap_tol: float,
     max_iter: int,
     batch: int,
+    max_seconds: float | None,
     progress: bool,
 ) -> OptimalBayesResult:
     n_w, n_z = d.shape
@@ -203,6 +220,7 @@ def _colgen(
         gap_tol=gap_tol,
         max_iter=max_iter,
         batch=batch,
+        max_seconds=max_seconds,
         callback=report if progress else None,
     )
     rows = order[cg.pair_w]
@@ -217,4 +235,5 @@ def _colgen(
     ).tocsr()
     k.eliminate_zeros()
     k = sparse.csr_array(k.multiply(1.0 / np.asarray(k.sum(axis=1)).ravel()[:, None]))
-    return _summary(p, d, k, cg.dual_objective, "column_generation", cg.n_iterations)
+    res = _summary(p, d, k, cg.dual_objective, "column_generation", cg.n_iterations)
+    return dataclasses.replace(res, converged=cg.converged)
