@@ -320,7 +320,7 @@ class Obfuscator(ParamsMixin):
                     advance=1,
                     description=f"obfuscator acc={val_acc:.3f} d={val_dist:.0f}m",
                 )
-                if stale >= self.patience or val_acc <= 1.0 / n_users + 1e-3:
+                if stale >= self.patience:
                     break
                 # G_i = generator trained against C_i
                 self._train_generator(torch, gen, clf, g_opt, w_tr, x_tr, target, n_users, tg)
