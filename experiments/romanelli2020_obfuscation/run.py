@@ -65,7 +65,9 @@ def optimum(points: np.ndarray, users: np.ndarray, budget: float, half: float, c
     prior[users, np.arange(len(points))] = 1.0 / len(points)
     dist = np.linalg.norm(points[:, None] - grid(half, cfg["cells"])[None], axis=-1)
     t0 = time.perf_counter()
-    res = optimal_bayes_mechanism(prior, dist, budget, gap_tol=cfg["gap_tol"])
+    res = optimal_bayes_mechanism(
+        prior, dist, budget, gap_tol=cfg["gap_tol"], max_seconds=cfg.get("max_seconds")
+    )
     return {
         "bayes_error": res.bayes_error,
         "dual_bound": res.dual_bound,
@@ -73,6 +75,7 @@ def optimum(points: np.ndarray, users: np.ndarray, budget: float, half: float, c
         "distortion_m": res.distortion,
         "outputs_used": len(res.support),
         "iterations": res.n_iterations,
+        "converged": res.converged,
         "seconds": time.perf_counter() - t0,
     }
 
@@ -97,9 +100,8 @@ def run_dataset(name: str, cfg: dict) -> None:
     for row, case in zip(np.atleast_2d(axes), c["cases"], strict=True):
         L = float(case["L"])
         t0 = time.perf_counter()
-        ob = Obfuscator(
-            L, init_epsilon=ln2_over(case["init_epsilon"]), rng=seed, **cfg["obfuscator"]
-        ).fit(data.train, data.train_users)
+        params = {**cfg["obfuscator"], **c["obfuscator"]}
+        ob = Obfuscator(L, rng=seed, **params).fit(data.train, data.train_users)
         fit_s = time.perf_counter() - t0
         lap = PlanarLaplace(ln2_over(case["laplace_epsilon"]))
         entry: dict[str, Any] = {
@@ -155,21 +157,24 @@ def run_cross_entropy(cfg: dict) -> None:
     ce = cfg["cross_entropy"]
     seed = cfg["seed"]
     data = load(ce["dataset"], seed)
-    case = next(k for k in cfg[ce["dataset"]]["cases"] if k["L"] == ce["L"])
     shots: dict[int, np.ndarray] = {}
 
     def snap(rec: Any, est: Obfuscator) -> None:
         if rec.iteration in ce["snapshots"]:
             shots[rec.iteration] = est.sample(data.test, rng=seed)
 
-    params = {**cfg["obfuscator"], "max_iter": ce["iterations"], "patience": ce["iterations"]}
+    params = {
+        **cfg["obfuscator"],
+        **cfg[ce["dataset"]]["obfuscator"],
+        "max_iter": ce["iterations"],
+        "patience": ce["iterations"],
+    }
     runs = {}
     for loss in ("cross_entropy", "mutual_information"):
         shots = {}
         ob = Obfuscator(
             float(ce["L"]),
             loss=loss,
-            init_epsilon=ln2_over(case["init_epsilon"]),
             rng=seed,
             callback=snap,
             **params,

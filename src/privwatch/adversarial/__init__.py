@@ -1,6 +1,32 @@
-"""Mechanisms learned adversarially: the MI-trained location obfuscator (Romanelli et al.)."""
+"""Mechanisms learned adversarially: the MI-trained location obfuscator (Romanelli et al.) and
+Privacy-Preserving Adversarial Networks (Tripathy, Wang, Ishwar)."""
 
+from ._families import (
+    CategoricalAdversary,
+    GaussianAdversary,
+    GaussianMechanism,
+    MatrixMechanism,
+    SeedNoiseMechanism,
+    hamming,
+    pixel_cross_entropy,
+    squared_error,
+)
 from ._mi import batch_mutual_information
 from ._obfuscator import IterationRecord, Obfuscator
+from ._ppan import PPAN, gaussian_mi
 
-__all__ = ["IterationRecord", "Obfuscator", "batch_mutual_information"]
+__all__ = [
+    "PPAN",
+    "CategoricalAdversary",
+    "GaussianAdversary",
+    "GaussianMechanism",
+    "IterationRecord",
+    "MatrixMechanism",
+    "Obfuscator",
+    "SeedNoiseMechanism",
+    "batch_mutual_information",
+    "gaussian_mi",
+    "hamming",
+    "pixel_cross_entropy",
+    "squared_error",
+]
