@@ -38,7 +38,9 @@ def main() -> None:
             methods = ["column_generation"] + (["direct"] if cells == 26 else [])
             for method in methods:
                 t0 = time.perf_counter()
-                res = optimal_bayes_mechanism(prior, dist, budget, method=method, gap_tol=1e-4)
+                res = optimal_bayes_mechanism(
+                    prior, dist, budget, method=method, gap_tol=1e-4, max_seconds=240.0
+                )
                 row = {
                     "cells": cells,
                     "L": budget,
@@ -50,6 +52,7 @@ def main() -> None:
                     "outputs_used": len(res.support),
                     "iterations": res.n_iterations,
                     "seconds": time.perf_counter() - t0,
+                    "converged": res.converged,
                 }
                 rows.append(row)
                 print(row, flush=True)

@@ -1,0 +1,122 @@
+"""PPAN speed and accuracy (issue 5): the 20-point discrete curves and the scalar Gaussian curves.
+
+Discrete: symmetric pair m = 10, p = 0.4, 1,000 training samples per point, 20 budgets in
+[0, 0.9], useful-data (W = Y) and full-data (W = (X, Y)) models; each learned channel evaluated on
+the true pmf against eq. (30)/(31) at its achieved distortion. Baseline in the same run: the
+conventional approach (exact convex optimum on the estimated pmf), timed on the same points.
+Gaussian: rho = 0.85, 20 budgets, 8,000 / 4,000 samples, useful and full data, against Props. 1
+and 3 (Gaussian-approximation MI on test data). Settings: the experiments' config files.
+
+Run: python benchmarks/bench_ppan.py [discrete|gaussian]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from _timing import write
+
+from privwatch import theory
+from privwatch.adversarial import (
+    PPAN,
+    GaussianAdversary,
+    SeedNoiseMechanism,
+    gaussian_mi,
+    squared_error,
+)
+from privwatch.datasets import gaussian_pair, symmetric_pair
+from privwatch.mechanisms import optimal_privacy_mechanism
+
+ROOT = Path(__file__).parent.parent / "experiments"
+
+
+def discrete() -> dict[str, object]:
+    cfg = json.loads((ROOT / "tripathy2019_symmetric_pair" / "config.json").read_text())
+    m, p = cfg["m"], cfg["p"]
+    deltas = np.linspace(cfg["deltas"]["start"], cfg["deltas"]["stop"], cfg["deltas"]["num"])
+    out: dict[str, object] = {}
+    for obs in ("useful", "full"):
+        rng = np.random.default_rng(cfg["seed"])
+        sets = [symmetric_pair(cfg["n_train"], m=m, p=p, observation=obs, rng=rng) for _ in deltas]
+        t0 = time.perf_counter()
+        excess = []
+        for delta, data in zip(deltas, sets, strict=True):
+            ppan = PPAN.finite(
+                1 - np.eye(m),
+                n_observed=data.p_wxy.shape[0],
+                n_sensitive=m,
+                delta=float(delta),
+                rng=0,
+                **cfg["ppan"],
+            ).fit(data.w, data.x, data.y)
+            mi, dist = data.evaluate(ppan.channel())
+            excess.append(mi - theory.symmetric_pair(min(dist, 1.0), m=m, p=p, observation=obs))
+        t_ppan = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for delta, data in zip(deltas, sets, strict=True):
+            optimal_privacy_mechanism(data.empirical_p_wxy(), 1 - np.eye(m), float(delta))
+        t_conv = time.perf_counter() - t0
+        out[obs] = {
+            "ppan_seconds": t_ppan,
+            "conventional_seconds": t_conv,
+            "ratio_ppan_to_conventional": t_ppan / t_conv,
+            "worst_excess_nats": max(excess),
+            "excess_nats": excess,
+        }
+        print(obs, out[obs], flush=True)
+    return out
+
+
+def gaussian() -> dict[str, object]:
+    cfg = json.loads((ROOT / "tripathy2019_gaussian" / "config.json").read_text())
+    case = cfg["scalar"]
+    deltas = np.linspace(case["deltas"]["start"], case["deltas"]["stop"], case["deltas"]["num"])
+    out: dict[str, object] = {}
+    for obs in ("useful", "full"):
+        t0 = time.perf_counter()
+        gaps = []
+        for k, delta in enumerate(deltas):
+            x, y = gaussian_pair(cfg["n_train"], rho=case["rho"], rng=k)
+            xt, yt = gaussian_pair(cfg["n_test"], rho=case["rho"], rng=1000 + k)
+            w, wt = (np.hstack([x, y]), np.hstack([xt, yt])) if obs == "full" else (y, yt)
+            ppan = PPAN(
+                SeedNoiseMechanism(
+                    w.shape[1], 1, hidden=case["hidden"], noise_dim=case["noise_dim"]
+                ),
+                GaussianAdversary(1, 1, hidden=case["hidden"]),
+                squared_error,
+                delta=float(delta),
+                rng=k,
+                **cfg["ppan"],
+            ).fit(w, x, y)
+            z = ppan.release(wt, rng=k)
+            d = float(((yt - z) ** 2).mean())
+            opt = (
+                theory.gaussian_useful_data(d, rho=case["rho"])
+                if obs == "useful"
+                else theory.gaussian_full_data(d, rho=case["rho"])
+            )
+            gaps.append(gaussian_mi(xt, z) - opt)
+        out[obs] = {
+            "curve_seconds": time.perf_counter() - t0,
+            "worst_abs_gap_nats": max(abs(g) for g in gaps),
+            "gaps_nats": gaps,
+        }
+        print(obs, out[obs], flush=True)
+    return out
+
+
+def main() -> None:
+    torch.set_num_threads(1)
+    which = sys.argv[1] if len(sys.argv) > 1 else "discrete"
+    payload = discrete() if which == "discrete" else gaussian()
+    print("written", write(f"ppan_{which}", {which: payload}))
+
+
+if __name__ == "__main__":
+    main()
