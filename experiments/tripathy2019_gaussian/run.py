@@ -7,7 +7,9 @@
 * ``rate_distortion``: X = Y = W ~ N(0, diag(0.47, 0.24, 0.85, 0.07, 0.66)): I(X; Z) is the
   rate-distortion function (reverse waterfilling) — Fig. 4.
 
-A seed-noise mechanism z = f(w, u) against a diagonal-Gaussian adversary, squared-error
+A seed-noise mechanism z = f(w, u) against a diagonal-Gaussian adversary (scalar case: 5-unit
+layers as in the paper but ELU instead of ReLU — with ReLU, dead units cut the seed noise or the
+adversary off on some initialisations and the run stalls at Z ~ Y), squared-error
 distortion with the budget penalty lambda * max(0, E||Y - Z||^2 - delta)^2, 8,000 training and
 4,000 test samples (a fresh draw per delta). Privacy on test data is the Gaussian-approximation
 I(X; Z) (§III-B1, exact for jointly Gaussian releases, otherwise a lower estimate); the
@@ -54,9 +56,15 @@ def run_point(
     seed: int,
 ) -> dict[str, float]:
     mech = SeedNoiseMechanism(
-        w.shape[1], y.shape[1], hidden=case["hidden"], noise_dim=case["noise_dim"]
+        w.shape[1],
+        y.shape[1],
+        hidden=case["hidden"],
+        noise_dim=case["noise_dim"],
+        activation=case.get("activation", "relu"),
     )
-    adv = GaussianAdversary(y.shape[1], x.shape[1], hidden=case["hidden"])
+    adv = GaussianAdversary(
+        y.shape[1], x.shape[1], hidden=case["hidden"], activation=case.get("activation", "relu")
+    )
     t0 = time.perf_counter()
     ppan = PPAN(mech, adv, squared_error, delta=delta, rng=seed, **cfg["ppan"]).fit(w, x, y)
     seconds = time.perf_counter() - t0

@@ -23,7 +23,7 @@ from privwatch.datasets import gaussian_pair, symmetric_pair
 
 
 def test_finite_ppan_reaches_the_useful_data_optimum() -> None:
-    data = symmetric_pair(4000, m=4, p=0.3, observation="useful", rng=0)
+    data = symmetric_pair(3000, m=4, p=0.3, observation="useful", rng=0)
     seen = []
     ppan = PPAN.finite(
         1 - np.eye(4),

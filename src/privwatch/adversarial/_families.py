@@ -67,15 +67,21 @@ class GaussianMechanism(nn.Module):  # type: ignore[misc,name-defined]
 
 class SeedNoiseMechanism(nn.Module):  # type: ignore[misc,name-defined]
     """z = f(w, u) with seed noise u ~ Uniform[-1, 1]^noise_dim: a universal approximator of
-    release distributions (§II-C3)."""
+    release distributions (§II-C3). ``activation``: relu (the paper's), tanh, elu or softplus;
+    with very narrow layers a smooth activation avoids dead units that cut the seed noise off."""
 
     exact = False
 
     def __init__(
-        self, n_in: int, n_out: int, hidden: Sequence[int] = (20, 20), noise_dim: int = 1
+        self,
+        n_in: int,
+        n_out: int,
+        hidden: Sequence[int] = (20, 20),
+        noise_dim: int = 1,
+        activation: str = "relu",
     ) -> None:
         super().__init__()
-        self.net = mlp(n_in + noise_dim, hidden, n_out)
+        self.net = mlp(n_in + noise_dim, hidden, n_out, activation=activation)
         self.noise_dim = noise_dim
 
     def release(self, w: Any, generator: Any = None) -> Any:
@@ -88,13 +94,18 @@ class CategoricalAdversary(nn.Module):  # type: ignore[misc,name-defined]
     P(z | w) rows or one-hot), ``hidden=()`` and no bias is the paper's matrix A (§III-A1)."""
 
     def __init__(
-        self, n_in: int, n_classes: int, hidden: Sequence[int] = (), bias: bool | None = None
+        self,
+        n_in: int,
+        n_classes: int,
+        hidden: Sequence[int] = (),
+        bias: bool | None = None,
+        activation: str = "relu",
     ) -> None:
         super().__init__()
         if not hidden and not bias:
             self.net = nn.Linear(n_in, n_classes, bias=bool(bias))
         else:
-            self.net = mlp(n_in, hidden, n_classes)
+            self.net = mlp(n_in, hidden, n_classes, activation=activation)
 
     def log_posterior(self, z: Any) -> Any:
         """(n, n_classes) log Q(. | z)."""
@@ -107,9 +118,11 @@ class CategoricalAdversary(nn.Module):  # type: ignore[misc,name-defined]
 class GaussianAdversary(nn.Module):  # type: ignore[misc,name-defined]
     """Q(x | z) = N(x; mu(z), diag(sigma^2(z))) with (mu, log sigma^2) from a network (§III-B)."""
 
-    def __init__(self, n_in: int, n_x: int, hidden: Sequence[int] = (20, 20)) -> None:
+    def __init__(
+        self, n_in: int, n_x: int, hidden: Sequence[int] = (20, 20), activation: str = "relu"
+    ) -> None:
         super().__init__()
-        self.net = mlp(n_in, hidden, 2 * n_x)
+        self.net = mlp(n_in, hidden, 2 * n_x, activation=activation)
         self.n_x = n_x
 
     def log_q(self, x: Any, z: Any) -> Any:
