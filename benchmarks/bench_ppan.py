@@ -84,11 +84,18 @@ def gaussian() -> dict[str, object]:
             x, y = gaussian_pair(cfg["n_train"], rho=case["rho"], rng=k)
             xt, yt = gaussian_pair(cfg["n_test"], rho=case["rho"], rng=1000 + k)
             w, wt = (np.hstack([x, y]), np.hstack([xt, yt])) if obs == "full" else (y, yt)
+            torch.manual_seed(k)
             ppan = PPAN(
                 SeedNoiseMechanism(
-                    w.shape[1], 1, hidden=case["hidden"], noise_dim=case["noise_dim"]
+                    w.shape[1],
+                    1,
+                    hidden=case["hidden"],
+                    noise_dim=case["noise_dim"],
+                    activation=case.get("activation", "relu"),
                 ),
-                GaussianAdversary(1, 1, hidden=case["hidden"]),
+                GaussianAdversary(
+                    1, 1, hidden=case["hidden"], activation=case.get("activation", "relu")
+                ),
                 squared_error,
                 delta=float(delta),
                 rng=k,

@@ -55,6 +55,7 @@ def run_point(
     cfg: dict[str, Any],
     seed: int,
 ) -> dict[str, float]:
+    torch.manual_seed(seed)  # reproducible initial weights
     mech = SeedNoiseMechanism(
         w.shape[1],
         y.shape[1],

@@ -76,7 +76,9 @@ class PPAN(ParamsMixin):
     mechanism, adversary : torch modules
         From :mod:`privwatch.adversarial` (``MatrixMechanism``, ``GaussianMechanism``,
         ``SeedNoiseMechanism``; ``CategoricalAdversary``, ``GaussianAdversary``) or your own
-        with the same methods.
+        with the same methods. Their initial weights come from torch's global generator: call
+        ``torch.manual_seed`` before building them for a reproducible run (``rng`` seeds the
+        batches and the release noise).
     distortion : callable
         ``distortion(y, z)`` per sample (``hamming(table)``, ``squared_error``,
         ``pixel_cross_entropy``).
@@ -129,7 +131,8 @@ class PPAN(ParamsMixin):
     ) -> PPAN:
         """PPAN for finite alphabets (§III-A1): a :class:`MatrixMechanism` (|W| x |Z|), a
         matrix :class:`CategoricalAdversary` (|Z| -> |X|) and the distortion table
-        ``distortion[y, z]`` (e.g. ``1 - np.eye(m)`` for Pr[Y != Z])."""
+        ``distortion[y, z]`` (e.g. ``1 - np.eye(m)`` for Pr[Y != Z]). With an integer ``rng``
+        the initial weights are seeded too, so the whole run is reproducible."""
         from ._families import CategoricalAdversary, MatrixMechanism, hamming
 
         table = np.asarray(distortion, dtype=np.float64)
@@ -139,6 +142,10 @@ class PPAN(ParamsMixin):
                 f"shape {table.shape}."
             )
         n_z = table.shape[1]
+        torch = require_torch()
+        rng = params.get("rng")
+        if rng is not None:  # reproducible initial weights of the adversary
+            torch.manual_seed(int(check_rng(rng).integers(0, 2**62)))
         return cls(
             MatrixMechanism(n_observed, n_z),
             CategoricalAdversary(n_z, n_sensitive),
