@@ -52,6 +52,7 @@ def discrete() -> dict[str, object]:
                 n_sensitive=m,
                 delta=float(delta),
                 rng=0,
+                epochs=cfg["epochs"][obs],
                 **cfg["ppan"],
             ).fit(data.w, data.x, data.y)
             mi, dist = data.evaluate(ppan.channel())

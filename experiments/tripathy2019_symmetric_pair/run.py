@@ -51,6 +51,7 @@ def main() -> None:
                 n_sensitive=m,
                 delta=float(delta),
                 rng=int(rng.integers(2**31)),
+                epochs=cfg["epochs"][obs],
                 **cfg["ppan"],
             ).fit(data.w, data.x, data.y)
             t_ppan += time.perf_counter() - t0
