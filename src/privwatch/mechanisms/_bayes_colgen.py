@@ -245,6 +245,10 @@ def column_generation(
                 sol.objective if done else best_dual,
                 it,
             )
+        # the most negative variables first (before retirement renumbers the outputs)
+        if len(neg_w) > 20 * n_w:
+            keep = np.argsort(rc[neg_w, neg_z])[: 20 * n_w]
+            neg_w, neg_z = neg_w[keep], neg_z[keep]
         # retire outputs idle for ``retire_after`` masters in a row (and their variables)
         used = np.bincount(pair_z[sol.k > 0], minlength=len(outputs)) > 0
         idle_for = np.where(used, 0, idle_for + 1)
@@ -258,9 +262,6 @@ def column_generation(
             neg_keep = ~retire[neg_z]
             neg_w, neg_z = neg_w[neg_keep], remap[neg_z[neg_keep]]
             outputs, idle_for = outputs[~retire], idle_for[~retire]
-        if len(neg_w) > 20 * n_w:
-            keep = np.argsort(rc[neg_w, neg_z])[: 20 * n_w]
-            neg_w, neg_z = neg_w[keep], neg_z[keep]
         pair_w = np.concatenate([pair_w, neg_w])
         pair_z = np.concatenate([pair_z, neg_z])
         if len(cand):
