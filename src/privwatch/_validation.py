@@ -20,8 +20,11 @@ __all__ = [
     "check_channel",
     "check_mask",
     "check_nonnegative",
+    "check_open_fraction",
+    "check_planar_points",
     "check_pmf",
     "check_positive",
+    "check_positive_int",
     "check_probability",
 ]
 
@@ -142,6 +145,39 @@ def check_probability(value: Any, name: str) -> float:
     if not (0.0 <= x <= 1.0):
         raise ValidationError(f"`{name}` must be a number in [0, 1]; got {_short(value)}.")
     return x
+
+
+def check_open_fraction(value: Any, name: str) -> float:
+    """A number strictly between 0 and 1 (e.g. a validation fraction)."""
+    x = check_probability(value, name)
+    if not 0 < x < 1:
+        raise ValidationError(f"`{name}` must be in (0, 1); got {value!r}.")
+    return x
+
+
+def check_positive_int(value: Any, name: str) -> int:
+    """A positive int (epochs, batch sizes, grid cells, ...)."""
+    if not (isinstance(value, int) and value >= 1):
+        raise ValidationError(f"`{name}` must be a positive int; got {value!r}.")
+    return value
+
+
+def check_planar_points(
+    points: ArrayLike, name: str, *, allow_empty: bool = False, unit: str = " of metres"
+) -> NDArray[np.float64]:
+    """A finite (n, 2) float array of planar coordinates (non-empty unless ``allow_empty``)."""
+    pts = np.asarray(points, dtype=np.float64)
+    if (
+        pts.ndim != 2
+        or pts.shape[1] != 2
+        or (len(pts) == 0 and not allow_empty)
+        or not np.isfinite(pts).all()
+    ):
+        size = "" if allow_empty else ", non-empty"
+        raise ValidationError(
+            f"`{name}` must be a finite{size} (n, 2) array{unit}; got shape {pts.shape}."
+        )
+    return pts
 
 
 def check_alpha(alpha: Any, name: str = "alpha") -> float:

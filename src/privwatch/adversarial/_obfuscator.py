@@ -19,7 +19,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._base import ParamsMixin, check_is_fitted
 from .._rng import RNGLike, check_rng
-from .._validation import check_positive, check_probability
+from .._validation import (
+    check_open_fraction,
+    check_planar_points,
+    check_positive,
+    check_positive_int,
+)
 from ..estimators._torch_utils import mlp, require_torch, torch_generator
 from ..exceptions import ValidationError
 from ._mi import batch_mutual_information
@@ -27,15 +32,6 @@ from ._mi import batch_mutual_information
 __all__ = ["Obfuscator"]
 
 LOSSES = ("mutual_information", "cross_entropy")
-
-
-def _check_points(points: ArrayLike, name: str = "points") -> NDArray[np.float64]:
-    pts = np.asarray(points, dtype=np.float64)
-    if pts.ndim != 2 or pts.shape[1] != 2 or len(pts) == 0 or not np.isfinite(pts).all():
-        raise ValidationError(
-            f"`{name}` must be a finite, non-empty (n, 2) array of metres; got shape {pts.shape}."
-        )
-    return pts
 
 
 def _generator_module(torch: Any, hidden: tuple[int, ...], noise_dim: int) -> Any:
@@ -215,21 +211,15 @@ class Obfuscator(ParamsMixin):
             "generator_epochs",
             "generator_batch_size",
         ):
-            value = getattr(self, name)
-            if not (isinstance(value, int) and value >= 1):
-                raise ValidationError(f"`{name}` must be a positive int; got {value!r}.")
-        v = check_probability(self.validation_fraction, "validation_fraction")
-        if not 0 < v < 1:
-            raise ValidationError(
-                f"`validation_fraction` must be in (0, 1); got {self.validation_fraction!r}."
-            )
+            check_positive_int(getattr(self, name), name)
+        check_open_fraction(self.validation_fraction, "validation_fraction")
 
     # ------------------------------------------------------------------ fit
     def fit(self, points: ArrayLike, users: ArrayLike) -> Obfuscator:
         """Train on ``points`` ((n, 2) metres) labelled by ``users`` (any hashable labels)."""
         self._validate()
         torch = require_torch()
-        pts = _check_points(points)
+        pts = check_planar_points(points, "points")
         lab = np.asarray(users)
         if lab.shape != (len(pts),):
             raise ValidationError(
@@ -395,7 +385,7 @@ class Obfuscator(ParamsMixin):
         """One obfuscated release per row of ``points`` ((n, 2) metres)."""
         check_is_fitted(self, "generator_")
         torch = require_torch()
-        pts = _check_points(points)
+        pts = check_planar_points(points, "points")
         tg = torch_generator(check_rng(rng))
         u = torch.rand((len(pts), self.noise_dim), generator=tg)
         with torch.no_grad():

@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._base import ParamsMixin, check_is_fitted
 from .._rng import RNGLike, check_rng
-from .._validation import check_nonnegative, check_positive
+from .._validation import check_nonnegative, check_positive, check_positive_int
 from ..estimators._torch_utils import require_torch, torch_generator
 from ..exceptions import ValidationError
 
@@ -238,9 +238,7 @@ class PPAN(ParamsMixin):
         if self.penalty not in PENALTIES:
             raise ValidationError(f"`penalty` must be one of {PENALTIES}; got {self.penalty!r}.")
         for name in ("epochs", "batch_size", "adversary_steps"):
-            value = getattr(self, name)
-            if not (isinstance(value, int) and value >= 1):
-                raise ValidationError(f"`{name}` must be a positive int; got {value!r}.")
+            check_positive_int(getattr(self, name), name)
         if self.gamma and self.discriminator is None:
             raise ValidationError("`gamma` must be 0 unless a `discriminator` is given.")
 

@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._encoder import factorize_sorted, joint_counts
+from .._validation import check_planar_points, check_positive_int
 from ..exceptions import ValidationError
 
 __all__ = ["bayes_error_grid"]
@@ -37,18 +38,13 @@ def bayes_error_grid(
     >>> bayes_error_grid(pts, [0, 1, 1, 1], bounds=(0, 1, 0, 1), cells=2)
     0.25
     """
-    pts = np.asarray(releases, dtype=np.float64)
+    pts = check_planar_points(releases, "releases", unit="")
     lab = np.asarray(labels)
-    if pts.ndim != 2 or pts.shape[1] != 2 or len(pts) == 0 or not np.isfinite(pts).all():
-        raise ValidationError(
-            f"`releases` must be a finite, non-empty (n, 2) array; got shape {pts.shape}."
-        )
     if lab.shape != (len(pts),):
         raise ValidationError(
             f"`labels` must have one label per release ({len(pts)}); got shape {lab.shape}."
         )
-    if not (isinstance(cells, int) and cells >= 1):
-        raise ValidationError(f"`cells` must be a positive int; got {cells!r}.")
+    check_positive_int(cells, "cells")
     xmin, xmax, ymin, ymax = (float(b) for b in bounds)
     if not (xmax > xmin and ymax > ymin):
         raise ValidationError(

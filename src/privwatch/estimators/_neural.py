@@ -14,7 +14,7 @@ from scipy.special import logsumexp
 
 from .._base import check_is_fitted
 from .._rng import RNGLike, check_rng
-from .._validation import check_positive, check_probability
+from .._validation import check_open_fraction, check_positive, check_positive_int
 from ..exceptions import ValidationError
 from ._base import FloatArray, LiftEstimator
 from ._preprocess import TabularPreprocessor, as_frame
@@ -71,16 +71,10 @@ class NeuralLift(LiftEstimator):
 
     # ------------------------------------------------------------------ fit / predict
     def _check(self) -> None:
-        if not (isinstance(self.epochs, int) and self.epochs >= 1):
-            raise ValidationError(f"`epochs` must be a positive int; got {self.epochs!r}.")
-        if not (isinstance(self.batch_size, int) and self.batch_size >= 1):
-            raise ValidationError(f"`batch_size` must be a positive int; got {self.batch_size!r}.")
+        check_positive_int(self.epochs, "epochs")
+        check_positive_int(self.batch_size, "batch_size")
         check_positive(self.lr, "lr")
-        frac = check_probability(self.validation_fraction, "validation_fraction")
-        if not 0 < frac < 1:
-            raise ValidationError(
-                f"`validation_fraction` must be in (0, 1); got {self.validation_fraction!r}."
-            )
+        check_open_fraction(self.validation_fraction, "validation_fraction")
         if self.activation not in ACTIVATIONS:
             raise ValidationError(
                 f"`activation` must be one of {ACTIVATIONS}; got {self.activation!r}."
@@ -89,8 +83,7 @@ class NeuralLift(LiftEstimator):
             raise ValidationError(
                 f"`optimizer` must be 'adam' or 'adagrad'; got {self.optimizer!r}."
             )
-        if not (isinstance(self.n_ensemble, int) and self.n_ensemble >= 1):
-            raise ValidationError(f"`n_ensemble` must be a positive int; got {self.n_ensemble!r}.")
+        check_positive_int(self.n_ensemble, "n_ensemble")
         if any(int(h) < 1 for h in self.hidden):
             raise ValidationError(f"`hidden` must be positive layer widths; got {self.hidden!r}.")
 

@@ -9,8 +9,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import lambertw
 
 from .._rng import RNGLike, check_rng
-from .._validation import check_positive
-from ..exceptions import ValidationError
+from .._validation import check_planar_points, check_positive
 
 __all__ = ["PlanarLaplace"]
 
@@ -53,11 +52,7 @@ class PlanarLaplace:
 
     def sample(self, points: ArrayLike, rng: RNGLike = None) -> NDArray[np.float64]:
         """Obfuscate an (n, 2) array of planar coordinates in metres."""
-        pts = np.asarray(points, dtype=np.float64)
-        if pts.ndim != 2 or pts.shape[1] != 2 or not np.isfinite(pts).all():
-            raise ValidationError(
-                f"`points` must be a finite (n, 2) array of metres; got shape {pts.shape}."
-            )
+        pts = check_planar_points(points, "points", allow_empty=True)
         g = check_rng(rng)
         theta = g.random(len(pts)) * 2.0 * math.pi
         r = self.radii(len(pts), g)
