@@ -65,11 +65,12 @@ class PPAN(ParamsMixin):
     of the optional realism discriminator, eq. 9, weight ``gamma``), then one descent step of the
     mechanism.
 
-    The trainer is built from overridable steps: :meth:`privacy_and_distortion`,
-    :meth:`penalty`, :meth:`adversary_step`, :meth:`discriminator_step`, :meth:`mechanism_step`,
-    :meth:`evaluate`. ``callbacks`` are called as ``callback(epoch, record, self)`` after every
-    epoch; ``history_`` holds one record per epoch (mean adversary log-likelihood, distortion,
-    and the held-out metrics when ``validation`` is given to :meth:`fit`).
+    The trainer is built from overridable steps: :meth:`log_q`, :meth:`privacy_and_distortion`,
+    :meth:`penalty_term`, :meth:`adversary_step`, :meth:`discriminator_step`,
+    :meth:`mechanism_step`, :meth:`evaluate`. ``callbacks`` are called as
+    ``callback(epoch, record, self)`` after every epoch; ``history_`` holds one record per epoch
+    (mean adversary log-likelihood, distortion, and the held-out metrics when ``validation`` is
+    given to :meth:`fit`).
 
     Parameters
     ----------
@@ -163,16 +164,19 @@ class PPAN(ParamsMixin):
     def _n_z(self) -> int:
         return int(self.mechanism.logits.shape[1])
 
+    def log_q(self, x: Any, z: Any) -> Any:
+        """Per-sample log Q(x | z); for finite alphabets ``z`` holds the rows P(. | w) and this is
+        the exact expectation over z of eq. (6)."""
+        if getattr(self.mechanism, "exact", False):
+            torch = require_torch()
+            log_post = self.adversary.log_posterior(torch.eye(self._n_z()))  # (n_z, n_x)
+            return (z * log_post[:, x].T).sum(dim=1)
+        return self.adversary.log_q(x, z)
+
     def privacy_and_distortion(self, w: Any, x: Any, y: Any) -> tuple[Any, Any]:
         """Per-sample E_z log Q(x | z) and d(y, z) for a batch (exact for finite alphabets)."""
-        torch = require_torch()
-        if getattr(self.mechanism, "exact", False):
-            probs = self.mechanism.release(w, self._gen)  # (n, n_z)
-            log_q = self.adversary.log_posterior(torch.eye(self._n_z()))  # (n_z, n_x)
-            privacy = (probs * log_q[:, x].T).sum(dim=1)
-            return privacy, self.distortion(y, probs)
         z = self.mechanism.release(w, self._gen)
-        return self.adversary.log_q(x, z), self.distortion(y, z)
+        return self.log_q(x, z), self.distortion(y, z)
 
     def penalty_term(self, dist: Any) -> Any:
         """The distortion part of the objective for per-sample distortions ``dist``."""
@@ -183,11 +187,10 @@ class PPAN(ParamsMixin):
             return self.lam * (torch.clamp(dist - self.delta, min=0.0) ** 2).mean()
         return self.lam * dist.mean()
 
-    def _realism(self, w: Any, y: Any) -> Any:
+    def _realism(self, z: Any) -> Any:
         """gamma * E[log D(z)] of eq. (9) (0 without a discriminator)."""
         if self.discriminator is None or self.gamma == 0:
             return 0.0
-        z = self.mechanism.release(w, self._gen)
         return self.gamma * self.discriminator(z).clamp(1e-6, 1 - 1e-6).log().mean()
 
     def adversary_step(self, w: Any, x: Any, y: Any) -> float:
@@ -195,12 +198,7 @@ class PPAN(ParamsMixin):
         torch = require_torch()
         with torch.no_grad():  # the release is data for the adversary
             z = self.mechanism.release(w, self._gen)
-        if getattr(self.mechanism, "exact", False):  # z holds P(z | w): exact expectation
-            log_q = self.adversary.log_posterior(torch.eye(self._n_z()))
-            privacy = (z * log_q[:, x].T).sum(dim=1)
-        else:
-            privacy = self.adversary.log_q(x, z)
-        loss = -privacy.mean()
+        loss = -self.log_q(x, z).mean()
         self._adv_opt.zero_grad()
         loss.backward()
         self._adv_opt.step()
@@ -220,8 +218,9 @@ class PPAN(ParamsMixin):
 
     def mechanism_step(self, w: Any, x: Any, y: Any) -> dict[str, float]:
         """One descent step of the mechanism on the full objective."""
-        privacy, dist = self.privacy_and_distortion(w, x, y)
-        loss = privacy.mean() + self.penalty_term(dist) + self._realism(w, y)
+        z = self.mechanism.release(w, self._gen)  # one release for all three terms of eq. (9)
+        privacy, dist = self.log_q(x, z), self.distortion(y, z)
+        loss = privacy.mean() + self.penalty_term(dist) + self._realism(z)
         self._mech_opt.zero_grad()
         loss.backward()
         self._mech_opt.step()
