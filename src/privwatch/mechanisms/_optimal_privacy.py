@@ -13,6 +13,7 @@ from scipy.optimize import linprog
 
 from .._validation import check_nonnegative, check_pmf
 from ..exceptions import PrivwatchError, ValidationError
+from ..measures import mutual_information
 
 __all__ = ["OptimalPrivacyResult", "optimal_privacy_mechanism"]
 
@@ -32,15 +33,6 @@ class OptimalPrivacyResult:
     distortion: float
     lower_bound: float
     gap: float
-
-
-def _leakage(p_wx: NDArray[np.float64], k: NDArray[np.float64]) -> float:
-    p_xz = p_wx.T @ k
-    p_x = p_xz.sum(axis=1, keepdims=True)
-    p_z = p_xz.sum(axis=0, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(p_xz > 0, p_xz * np.log(p_xz / (p_x * p_z)), 0.0)
-    return float(terms.sum())
 
 
 def _gradient(p_wx: NDArray[np.float64], k: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -157,7 +149,7 @@ def optimal_privacy_mechanism(
         cheap[np.arange(n_w), cost.argmin(axis=1)] = 1.0
         t = (spent - budget) / max(spent - cheapest, 1e-300)
         ch = (1 - t) * ch + t * cheap
-    leak = _leakage(p_wx, ch)
+    leak = mutual_information(p_wx.T @ ch)
     grad = _gradient(p_wx, ch)
     fw_gap = max(0.0, float((grad * ch).sum()) - _linear_minimum(grad, cost, budget))
     lower = max(0.0, leak - fw_gap)
