@@ -15,25 +15,22 @@ import time
 import numpy as np
 from _timing import write
 
-from privwatch.datasets import load_gowalla_paris
+from privwatch.datasets import load_gowalla_paris, uniform_prior
+from privwatch.estimators import grid_centres
 from privwatch.mechanisms import optimal_bayes_mechanism
 
 HALF = 2250.0
 
 
-def grid(cells: int) -> np.ndarray:
-    c = -HALF + (np.arange(cells) + 0.5) * (2 * HALF / cells)
-    return np.array([(x, y) for x in c for y in c])
-
-
 def main() -> None:
     data = load_gowalla_paris(rng=0)
     w, users = data.train, data.train_users
-    prior = np.zeros((users.max() + 1, len(w)))
-    prior[users, np.arange(len(w))] = 1.0 / len(w)
+    prior = uniform_prior(users)
     rows = []
     for cells in (26, 260):
-        dist = np.linalg.norm(w[:, None] - grid(cells)[None], axis=-1)
+        dist = np.linalg.norm(
+            w[:, None] - grid_centres((-HALF, HALF, -HALF, HALF), cells)[None], axis=-1
+        )
         for budget in (1150.0, 518.0):
             methods = ["column_generation"] + (["direct"] if cells == 26 else [])
             for method in methods:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from privwatch.datasets import LocationData, load_gowalla_paris, synthetic_users
-from privwatch.estimators import bayes_error_grid
+from privwatch.datasets import LocationData, load_gowalla_paris, synthetic_users, uniform_prior
+from privwatch.estimators import bayes_error_grid, grid_centres
 from privwatch.mechanisms import PlanarLaplace, optimal_bayes_mechanism
 from privwatch.plotting import save
 
@@ -65,8 +65,7 @@ def optimum(
             ]
         )
     w, users = data.train[idx], data.train_users[idx]
-    prior = np.zeros((users.max() + 1, len(w)))
-    prior[users, np.arange(len(w))] = 1.0 / len(w)
+    prior = uniform_prior(users)
     dist = np.linalg.norm(w[:, None] - outputs[None], axis=-1)
     t0 = time.perf_counter()
     res = optimal_bayes_mechanism(prior, dist, budget)
@@ -78,11 +77,6 @@ def optimum(
         "n_outputs": len(outputs),
         "seconds": time.perf_counter() - t0,
     }
-
-
-def grid(half: float, cells: int) -> np.ndarray:
-    centres = -half + (np.arange(cells) + 0.5) * (2 * half / cells)
-    return np.array([(x, y) for x in centres for y in centres])
 
 
 def main() -> None:
@@ -125,7 +119,9 @@ def main() -> None:
                 entry["optimum"] = optimum(data, case["L"], outputs, o["points_per_user"], rng)
             else:
                 entry["optimum"] = {
-                    f"{k}x{k}": optimum(data, case["L"], grid(half, k), None, rng)
+                    f"{k}x{k}": optimum(
+                        data, case["L"], grid_centres((-half, half, -half, half), k), None, rng
+                    )
                     for k in c["optimum"]["output_cells"]
                 }
             block[f"L={case['L']}"] = entry

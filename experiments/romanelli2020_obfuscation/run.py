@@ -25,8 +25,8 @@ import numpy as np
 import torch
 
 from privwatch.adversarial import Obfuscator
-from privwatch.datasets import LocationData, load_gowalla_paris, synthetic_users
-from privwatch.estimators import bayes_error_grid
+from privwatch.datasets import LocationData, load_gowalla_paris, synthetic_users, uniform_prior
+from privwatch.estimators import bayes_error_grid, grid_centres
 from privwatch.mechanisms import PlanarLaplace, optimal_bayes_mechanism
 from privwatch.plotting import save
 
@@ -55,15 +55,10 @@ def table(
     return out
 
 
-def grid(half: float, cells: int) -> np.ndarray:
-    centres = -half + (np.arange(cells) + 0.5) * (2 * half / cells)
-    return np.array([(x, y) for x in centres for y in centres])
-
-
 def optimum(points: np.ndarray, users: np.ndarray, budget: float, half: float, cfg: dict) -> dict:
-    prior = np.zeros((users.max() + 1, len(points)))
-    prior[users, np.arange(len(points))] = 1.0 / len(points)
-    dist = np.linalg.norm(points[:, None] - grid(half, cfg["cells"])[None], axis=-1)
+    prior = uniform_prior(users)
+    outputs = grid_centres((-half, half, -half, half), cfg["cells"])
+    dist = np.linalg.norm(points[:, None] - outputs[None], axis=-1)
     t0 = time.perf_counter()
     res = optimal_bayes_mechanism(
         prior, dist, budget, gap_tol=cfg["gap_tol"], max_seconds=cfg.get("max_seconds")

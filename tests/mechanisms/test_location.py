@@ -121,3 +121,20 @@ def test_location_data_sets() -> None:
     assert gow.train.shape == (492, 2) and gow.test.shape == (120, 2)  # as in §V
     assert np.abs(np.vstack([gow.train, gow.test])).max() <= 2250.0
     assert np.bincount(gow.test_users).tolist() == [20] * 6
+
+
+def test_grid_centres_follow_the_cells_of_bayes_error_grid() -> None:
+    from privwatch.datasets import uniform_prior
+    from privwatch.estimators import grid_centres
+
+    centres = grid_centres((-10, 10, 0, 5), 4)
+    # each centre alone in the grid, labelled by its row: every cell holds one label
+    assert bayes_error_grid(centres, np.arange(16), bounds=(-10, 10, 0, 5), cells=4) == 0.0
+    assert centres[1].tolist() == [-7.5, 1.875]  # row ix * cells + iy
+    with pytest.raises(ValidationError, match="`cells` must be a positive int"):
+        grid_centres((0, 1, 0, 1), 0)
+    with pytest.raises(ValidationError, match="`bounds` must be"):
+        grid_centres((1, 0, 0, 1), 2)
+    prior = uniform_prior(np.array([1, 0, 1, 1]))
+    assert prior.shape == (2, 4) and prior.sum() == pytest.approx(1.0)
+    assert (prior > 0).sum(axis=0).tolist() == [1, 1, 1, 1]

@@ -2,7 +2,13 @@
 
 from ._compas import COMPAS_BINS, COMPAS_OBSERVED, load_compas
 from ._digits import DigitImages, load_digit_images
-from ._location import LocationData, load_gowalla_paris, synthetic_users, to_metres
+from ._location import (
+    LocationData,
+    load_gowalla_paris,
+    synthetic_users,
+    to_metres,
+    uniform_prior,
+)
 from ._ppan import SymmetricPair, gaussian_pair, symmetric_pair
 from ._random import random_channel, random_joint
 
@@ -21,4 +27,5 @@ __all__ = [
     "symmetric_pair",
     "synthetic_users",
     "to_metres",
+    "uniform_prior",
 ]

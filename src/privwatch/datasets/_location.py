@@ -14,7 +14,14 @@ from numpy.typing import NDArray
 
 from .._rng import RNGLike, check_rng
 
-__all__ = ["CENTER", "LocationData", "load_gowalla_paris", "synthetic_users", "to_metres"]
+__all__ = [
+    "CENTER",
+    "LocationData",
+    "load_gowalla_paris",
+    "synthetic_users",
+    "to_metres",
+    "uniform_prior",
+]
 
 #: 5 Boulevard de Sébastopol, Paris (latitude, longitude).
 CENTER = (48.8586, 2.3477)
@@ -29,6 +36,20 @@ def to_metres(lat: NDArray[np.float64], lon: NDArray[np.float64]) -> NDArray[np.
     x = EARTH_RADIUS * math.cos(lat0) * (np.radians(lon) - lon0)
     y = EARTH_RADIUS * (np.radians(lat) - lat0)
     return np.column_stack([x, y])
+
+
+def uniform_prior(users: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Joint pmf ``prior[user, i]`` of user and location for the points ``i`` labelled
+    ``users[i]`` (0 .. n_users - 1), each point with mass 1 / n: the ``prior`` of
+    :func:`privwatch.mechanisms.optimal_bayes_mechanism` for a set of check-ins.
+
+    >>> uniform_prior(np.array([0, 1, 1])).round(3).tolist()
+    [[0.333, 0.0, 0.0], [0.0, 0.333, 0.333]]
+    """
+    lab = np.asarray(users)
+    prior = np.zeros((int(lab.max()) + 1, len(lab)))
+    prior[lab, np.arange(len(lab))] = 1.0 / len(lab)
+    return prior
 
 
 def _split(groups: list[NDArray[np.float64]], n_train: int) -> LocationData:

@@ -3,7 +3,7 @@ Donsker-Varadhan / NWJ neural estimators. All share ``fit(X, s)`` / ``log_lift(X
 ``score_samples(X)`` and save / load without pickle."""
 
 from ._base import LiftEstimator
-from ._bayes_grid import bayes_error_grid
+from ._bayes_grid import bayes_error_grid, grid_centres
 from ._classifier import ClassifierLift
 from ._dv import DVLift
 from ._plugin import PluginLift
@@ -16,4 +16,5 @@ __all__ = [
     "PluginLift",
     "TabularPreprocessor",
     "bayes_error_grid",
+    "grid_centres",
 ]

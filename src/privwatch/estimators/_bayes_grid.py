@@ -5,13 +5,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from .._encoder import factorize_sorted, joint_counts
 from .._validation import check_planar_points, check_positive_int
 from ..exceptions import ValidationError
 
-__all__ = ["bayes_error_grid"]
+__all__ = ["bayes_error_grid", "grid_centres"]
+
+
+def _check_bounds(bounds: Sequence[float]) -> tuple[float, float, float, float]:
+    xmin, xmax, ymin, ymax = (float(b) for b in bounds)
+    if not (xmax > xmin and ymax > ymin):
+        raise ValidationError(
+            f"`bounds` must be (xmin, xmax, ymin, ymax) with min < max; got {tuple(bounds)!r}."
+        )
+    return xmin, xmax, ymin, ymax
 
 
 def bayes_error_grid(
@@ -45,11 +54,7 @@ def bayes_error_grid(
             f"`labels` must have one label per release ({len(pts)}); got shape {lab.shape}."
         )
     check_positive_int(cells, "cells")
-    xmin, xmax, ymin, ymax = (float(b) for b in bounds)
-    if not (xmax > xmin and ymax > ymin):
-        raise ValidationError(
-            f"`bounds` must be (xmin, xmax, ymin, ymax) with min < max; got {tuple(bounds)!r}."
-        )
+    xmin, xmax, ymin, ymax = _check_bounds(bounds)
     ix = np.clip(((pts[:, 0] - xmin) / (xmax - xmin) * cells).astype(np.int64), 0, cells - 1)
     iy = np.clip(((pts[:, 1] - ymin) / (ymax - ymin) * cells).astype(np.int64), 0, cells - 1)
     import pandas as pd
@@ -57,3 +62,18 @@ def bayes_error_grid(
     codes, uniques, _ = factorize_sorted(pd.Series(lab))
     counts = joint_counts(codes, ix * cells + iy, len(uniques), cells * cells)
     return float(1.0 - counts.max(axis=0).sum() / len(pts))
+
+
+def grid_centres(bounds: Sequence[float], cells: int) -> NDArray[np.float64]:
+    """Centres of the ``cells`` x ``cells`` grid over ``bounds = (xmin, xmax, ymin, ymax)``, in
+    the cell order of :func:`bayes_error_grid` (row ``ix * cells + iy``): the candidate outputs
+    of :func:`privwatch.mechanisms.optimal_bayes_mechanism` on that grid.
+
+    >>> grid_centres((0, 2, 0, 2), 2).tolist()
+    [[0.5, 0.5], [0.5, 1.5], [1.5, 0.5], [1.5, 1.5]]
+    """
+    check_positive_int(cells, "cells")
+    xmin, xmax, ymin, ymax = _check_bounds(bounds)
+    cx = xmin + (np.arange(cells) + 0.5) * (xmax - xmin) / cells
+    cy = ymin + (np.arange(cells) + 0.5) * (ymax - ymin) / cells
+    return np.column_stack([np.repeat(cx, cells), np.tile(cy, cells)])
