@@ -45,6 +45,14 @@ class SymmetricPair:
         distortion = float((self.p_wxy.sum(axis=1) @ (1 - np.eye(self.m)) * k).sum())
         return mutual_information(p_xz / p_xz.sum()), distortion
 
+    def optimum(self, distortion: float) -> float:
+        """The least leakage (nats) of any release within ``distortion``: eq. (30) / (31)."""
+        from ..theory import symmetric_pair as optimal_leakage
+
+        return optimal_leakage(
+            min(max(distortion, 0.0), 1.0), m=self.m, p=self.p, observation=self.observation
+        )
+
 
 def symmetric_pair(
     n: int, *, m: int = 10, p: float = 0.4, observation: str = "useful", rng: RNGLike = None
