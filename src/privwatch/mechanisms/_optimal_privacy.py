@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy import sparse
 from scipy.optimize import linprog
 
 from .._validation import check_nonnegative, check_pmf
@@ -48,7 +49,7 @@ def _gradient(p_wx: NDArray[np.float64], k: NDArray[np.float64]) -> NDArray[np.f
 def _linear_minimum(c: NDArray[np.float64], cost: NDArray[np.float64], delta: float) -> float:
     """min <c, s> over row-stochastic s[w, z] with <cost, s> <= delta (HiGHS)."""
     n_w, n_z = c.shape
-    a_eq = np.kron(np.eye(n_w), np.ones((1, n_z)))
+    a_eq = sparse.kron(sparse.identity(n_w), np.ones((1, n_z)), format="csr")
     res = linprog(
         c.ravel(),
         A_ub=cost.ravel()[None, :],
