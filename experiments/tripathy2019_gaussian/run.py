@@ -36,6 +36,7 @@ from privwatch.adversarial import (
     PPAN,
     GaussianAdversary,
     SeedNoiseMechanism,
+    fit_many,
     gaussian_mi,
     squared_error,
 )
@@ -45,39 +46,27 @@ from privwatch.plotting import save
 HERE = Path(__file__).parent
 
 
-def run_point(
-    w: np.ndarray,
-    x: np.ndarray,
-    y: np.ndarray,
-    test: tuple[np.ndarray, ...],
-    delta: float,
-    case: dict[str, Any],
-    cfg: dict[str, Any],
-    seed: int,
-) -> dict[str, float]:
+def build(data: tuple[np.ndarray, ...], delta: float, case: dict[str, Any], seed: int) -> PPAN:
+    """The PPAN of one point: seed-noise mechanism and Gaussian adversary, seeded weights."""
+    w, x, y = data
     torch.manual_seed(seed)  # reproducible initial weights
+    act = case.get("activation", "relu")
     mech = SeedNoiseMechanism(
-        w.shape[1],
-        y.shape[1],
-        hidden=case["hidden"],
-        noise_dim=case["noise_dim"],
-        activation=case.get("activation", "relu"),
+        w.shape[1], y.shape[1], hidden=case["hidden"], noise_dim=case["noise_dim"], activation=act
     )
-    adv = GaussianAdversary(
-        y.shape[1], x.shape[1], hidden=case["hidden"], activation=case.get("activation", "relu")
-    )
-    t0 = time.perf_counter()
-    ppan = PPAN(mech, adv, squared_error, delta=delta, rng=seed, **cfg["ppan"]).fit(w, x, y)
-    seconds = time.perf_counter() - t0
+    adv = GaussianAdversary(y.shape[1], x.shape[1], hidden=case["hidden"], activation=act)
+    return PPAN(mech, adv, squared_error, delta=delta, rng=seed, **case["ppan"])
+
+
+def judge(ppan: PPAN, test: tuple[np.ndarray, ...], h_x: float, seed: int) -> dict[str, float]:
+    """Distortion, Gaussian-approximation MI and the adversary's estimate on test data."""
     wt, xt, yt = test
     z = ppan.release(wt, rng=seed + 1)
-    h_x = 0.5 * x.shape[1] * math.log(2 * math.pi * math.e)  # unit-variance (or known) X
     return {
-        "delta": delta,
+        "delta": float(ppan.delta),
         "distortion": float(((yt - z) ** 2).sum(axis=1).mean()),
         "gaussian_mi": gaussian_mi(xt, z),
         "adversary_bound": h_x + ppan.evaluate(wt, xt, yt)["log_q"],
-        "seconds": seconds,
     }
 
 
@@ -87,7 +76,7 @@ def main() -> None:
     torch.set_num_threads(1)
     which = sys.argv[1] if len(sys.argv) > 1 else "scalar"
     cfg = json.loads((HERE / "config.json").read_text())
-    case = cfg[which]
+    case = {**cfg[which], "ppan": {**cfg["ppan"], **cfg[which].get("ppan", {})}}
     seed = cfg["seed"]
     rng = np.random.default_rng(seed)
     deltas = np.linspace(case["deltas"]["start"], case["deltas"]["stop"], case["deltas"]["num"])
@@ -104,8 +93,8 @@ def main() -> None:
             "full": lambda d: theory.gaussian_full_data(d, rho=case["rho"]),
         }
     for k, (name, optimum) in enumerate(models.items()):
-        rows = []
-        for delta in deltas:
+        sets, tests, ppans, seeds = [], [], [], []
+        for delta in deltas:  # a fresh data set per delta, as in the paper
             s = int(rng.integers(2**31))
             if which == "rate_distortion":
                 draw = [
@@ -117,22 +106,33 @@ def main() -> None:
                 x, y = gaussian_pair(cfg["n_train"], rho=case["rho"], rng=s)
                 xt, yt = gaussian_pair(cfg["n_test"], rho=case["rho"], rng=s + 1)
             w, wt = (np.hstack([x, y]), np.hstack([xt, yt])) if name == "full" else (y, yt)
-            row = run_point(w, x, y, (wt, xt, yt), float(delta), case, cfg, s)
-            if which == "rate_distortion":  # h(X) of the given variances
-                row["adversary_bound"] += 0.5 * float(np.log(var).sum())
+            sets.append((w, x, y))
+            tests.append((wt, xt, yt))
+            ppans.append(build(sets[-1], float(delta), case, s))
+            seeds.append(s)
+        t0 = time.perf_counter()
+        ppans = fit_many(ppans, sets, n_jobs=cfg["n_jobs"])
+        total = time.perf_counter() - t0
+        h_x = 0.5 * x.shape[1] * math.log(2 * math.pi * math.e)  # unit-variance X ...
+        if which == "rate_distortion":  # ... or the given variances
+            h_x += 0.5 * float(np.log(var).sum())
+        rows = []
+        for ppan, test, s in zip(ppans, tests, seeds, strict=True):
+            row = judge(ppan, test, h_x, s)
             row["optimum_at_distortion"] = optimum(row["distortion"])
             row["excess_over_optimum"] = row["gaussian_mi"] - row["optimum_at_distortion"]
             rows.append(row)
             print(
-                f"{which} {name} delta={delta:.3f}: distortion {row['distortion']:.3f} "
-                f"MI {row['gaussian_mi']:.4f} optimum {row['optimum_at_distortion']:.4f} "
-                f"({row['seconds']:.1f} s)",
+                f"{which} {name} delta={row['delta']:.3f}: distortion {row['distortion']:.3f} "
+                f"MI {row['gaussian_mi']:.4f} optimum {row['optimum_at_distortion']:.4f}",
                 flush=True,
             )
         worst = max(abs(r["excess_over_optimum"]) for r in rows)
-        total = sum(r["seconds"] for r in rows)
         results[name] = {"points": rows, "worst_abs_gap": worst, "curve_seconds": total}
-        print(f"{which} {name}: worst |PPAN - optimum| {worst:.4f} nats, curve {total:.0f} s")
+        print(
+            f"{which} {name}: worst |PPAN - optimum| {worst:.4f} nats, curve {total:.0f} s "
+            f"({cfg['n_jobs']} processes)"
+        )
         grid = np.linspace(1e-3, max(deltas.max(), max(r["distortion"] for r in rows)), 200)
         ax.plot(grid, [optimum(d) for d in grid], color=f"C{k}", label=f"optimum ({name})")
         ax.plot(

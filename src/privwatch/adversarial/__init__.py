@@ -1,6 +1,7 @@
 """Mechanisms learned adversarially: the MI-trained location obfuscator (Romanelli et al.) and
 Privacy-Preserving Adversarial Networks (Tripathy, Wang, Ishwar)."""
 
+from ._curve import fit_many
 from ._families import (
     CategoricalAdversary,
     GaussianAdversary,
@@ -25,6 +26,7 @@ __all__ = [
     "Obfuscator",
     "SeedNoiseMechanism",
     "batch_mutual_information",
+    "fit_many",
     "gaussian_mi",
     "hamming",
     "pixel_cross_entropy",

@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._base import ParamsMixin, check_is_fitted
 from .._rng import RNGLike, check_rng
 from .._validation import check_nonnegative, check_positive, check_positive_int
-from ..estimators._torch_utils import require_torch, torch_generator
+from ..estimators._torch_utils import adam, require_torch, torch_generator
 from ..exceptions import ValidationError
 
 __all__ = ["PPAN", "gaussian_mi"]
@@ -288,12 +288,10 @@ class PPAN(ParamsMixin):
         torch.manual_seed(int(g.integers(0, 2**62)))
         w_t, x_t, y_t = self._tensors(w, x, y)
         val = self._tensors(*validation) if validation is not None else None
-        self._mech_opt = torch.optim.Adam(self.mechanism.parameters(), lr=self.lr)
-        self._adv_opt = torch.optim.Adam(
-            self.adversary.parameters(), lr=self.adversary_lr or self.lr
-        )
+        self._mech_opt = adam(self.mechanism.parameters(), self.lr)
+        self._adv_opt = adam(self.adversary.parameters(), self.adversary_lr or self.lr)
         if self.discriminator is not None:
-            self._disc_opt = torch.optim.Adam(self.discriminator.parameters(), lr=self.lr)
+            self._disc_opt = adam(self.discriminator.parameters(), self.lr)
         self.history_: list[dict[str, float]] = []
         n = len(w_t)
         from rich.progress import Progress
