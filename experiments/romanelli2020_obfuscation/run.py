@@ -1,15 +1,17 @@
 """Romanelli, Chatzikokolakis, Palamidessi: the MI-trained obfuscator against planar Laplace and
 the exact optimum (Fig. 4-14, Table II).
 
-For each budget L: the learned mechanism (privwatch.adversarial.Obfuscator, trained on the
-training users' locations only), the planar Laplace of the paper's epsilon, and the exact
+For each budget L: two learned mechanisms (privwatch.adversarial.Obfuscator, trained on the
+training users' locations only: the paper's Laplace-seeded generator and the finite-support
+"anchors" generator), the planar Laplace of the paper's epsilon, and the exact
 Bayes-optimal mechanism on the 260 x 260 output grid for the empirical distribution of the *test*
 locations (optimal_bayes_mechanism, column generation, certified gap). Bayes errors by eq. 24-26 on
 13^2 .. 260^2 grids with 1, 10, 100 hits per point, on train and test, with the empirical
 displacement of every mechanism. ``cross_entropy``: the swapping failure of a generator trained on
-the cross entropy (Fig. 4).
+the cross entropy (Fig. 4). The budgets of a data set run side by side in ``n_jobs`` processes.
 
 Run: python experiments/romanelli2020_obfuscation/run.py synthetic|gowalla|cross_entropy
+(``replot synthetic|gowalla`` redraws the scatter plots from the stored releases)
 """
 
 from __future__ import annotations
@@ -79,10 +81,108 @@ def load(name: str, seed: int) -> LocationData:
     return synthetic_users(rng=seed) if name == "synthetic" else load_gowalla_paris(rng=seed)
 
 
-def run_dataset(name: str, cfg: dict) -> None:
+def run_case(name: str, case: dict, cfg: dict) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+    """One budget: the two learned generators, planar Laplace and the optimum; returns the
+    results entry and the test-set scatter panels."""
+    torch.set_num_threads(1)
+    seed = cfg["seed"]
+    data = load(name, seed)
+    c = cfg[name]
+    half = c["bounds_m"]
+    L = float(case["L"])
+    lap = PlanarLaplace(ln2_over(case["laplace_epsilon"]))
+    entry: dict[str, Any] = {}
+    learned = {}
+    for kind in ("laplace", "anchors"):  # the paper's generator, then the finite-support one
+        params = {**cfg["obfuscator"], **c["obfuscator"], **c.get(f"obfuscator_{kind}", {})}
+        t0 = time.perf_counter()
+        ob = Obfuscator(L, generator=kind, rng=seed, **params).fit(data.train, data.train_users)
+        fit_s = time.perf_counter() - t0
+        learned[kind] = ob
+        entry[f"learned_{kind}"] = {
+            "params": params,
+            "train": table(data.train, data.train_users, ob.sample, half, cfg, seed),
+            "test": table(data.test, data.test_users, ob.sample, half, cfg, seed + 1),
+            "fit_seconds": fit_s,
+            "iterations": ob.n_iter_,
+            "best_iteration": ob.best_iteration_,
+            "val_accuracy": ob.val_accuracy_,
+            "history": [r.to_dict() for r in ob.history_],
+        }
+    entry["laplace"] = {
+        "epsilon": lap.epsilon,
+        "expected_distortion_m": lap.expected_distortion,
+        "train": table(data.train, data.train_users, lap.sample, half, cfg, seed + 2),
+        "test": table(data.test, data.test_users, lap.sample, half, cfg, seed + 3),
+    }
+    entry["optimum_test"] = optimum(data.test, data.test_users, L, half, cfg["optimum"])
+    for kind in learned:
+        best = entry[f"learned_{kind}"]["test"]["100 hits"]["260x260"]
+        entry[f"learned_{kind}_fraction_of_optimum"] = best / entry["optimum_test"]["bayes_error"]
+    rng = np.random.default_rng(seed + 9)
+    panels = [
+        ("planar Laplace", lap.sample(data.test, rng)),
+        ("no noise", data.test),
+        ("learned, Laplace-seeded generator", learned["laplace"].sample(data.test, rng)),
+        ("learned, anchors generator", learned["anchors"].sample(data.test, rng)),
+    ]
+    return entry, panels
+
+
+def draw_row(
+    row: Any,
+    panels: list[tuple[str, Any]],
+    true: np.ndarray,
+    users: np.ndarray,
+    what: str,
+    L: float,
+) -> None:
+    """One row of scatter plots, coloured by user. Every panel but the planar Laplace shares
+    the extent of the true locations plus L; a release on few points is drawn as one dot per output
+    and user, sized by its count, and the number of distinct outputs is given."""
+    import matplotlib
+
+    cmap = matplotlib.colormaps["tab10"]
+    lo, hi = true.min(axis=0) - L, true.max(axis=0) + L
+    for ax, (title, pts) in zip(row, panels, strict=True):
+        pts = np.asarray(pts)
+        distinct = np.unique(pts, axis=0)
+        if len(distinct) <= len(pts) / 4:  # few outputs: one dot per output and user, by mass
+            for u in np.unique(users):
+                d_u, c_u = np.unique(pts[users == u], axis=0, return_counts=True)
+                colour = cmap((u - users.min()) / max(1, users.max() - users.min()))
+                ax.scatter(*d_u.T, s=6 + 2 * c_u, alpha=0.5, color=colour)
+            title = f"{title} ({len(distinct)} outputs)"
+        else:
+            ax.scatter(*pts.T, c=users, s=4, cmap="tab10")
+        if not title.startswith("planar Laplace"):
+            ax.set_xlim(lo[0], hi[0])
+            ax.set_ylim(lo[1], hi[1])
+        ax.set_title(f"{what}, {title}, L = {L:.0f} m", fontsize=9)
+        ax.set_aspect("equal")
+        ax.set_xlabel("east (m)")
+        ax.set_ylabel("north (m)")
+
+
+def replot(name: str) -> None:
+    """Redraw ``{name}_scatter.png`` from the releases stored in ``results_{name}.json``."""
     import matplotlib.pyplot as plt
 
-    torch.set_num_threads(1)
+    results = json.loads((HERE / f"results_{name}.json").read_text())
+    cfg = results["config"]
+    data = load(name, cfg["seed"])
+    cases = cfg[name]["cases"]
+    fig, axes = plt.subplots(len(cases), 4, figsize=(20, 5 * len(cases)))
+    for row, case in zip(np.atleast_2d(axes), cases, strict=True):
+        panels = list(results[f"L={case['L']}"]["scatter_test"].items())
+        draw_row(row, panels, data.test, data.test_users, f"{name} test", float(case["L"]))
+    save(fig, HERE / f"{name}_scatter.png")
+
+
+def run_dataset(name: str, cfg: dict) -> None:
+    import matplotlib.pyplot as plt
+    from joblib import Parallel, delayed
+
     seed = cfg["seed"]
     data = load(name, seed)
     c = cfg[name]
@@ -91,55 +191,33 @@ def run_dataset(name: str, cfg: dict) -> None:
     results["no_noise"] = {
         "test": table(data.test, data.test_users, lambda p, r: p, half, {**cfg, "hits": [1]}, seed)
     }
-    fig, axes = plt.subplots(len(c["cases"]), 3, figsize=(15, 5 * len(c["cases"])))
-    for row, case in zip(np.atleast_2d(axes), c["cases"], strict=True):
+    t0 = time.perf_counter()
+    # the budgets run side by side, one process each
+    runs = Parallel(n_jobs=min(cfg["n_jobs"], len(c["cases"])))(
+        delayed(run_case)(name, case, cfg) for case in c["cases"]
+    )
+    results["wall_seconds"] = time.perf_counter() - t0
+    fig, axes = plt.subplots(len(c["cases"]), 4, figsize=(20, 5 * len(c["cases"])))
+    for row, case, (entry, panels) in zip(np.atleast_2d(axes), c["cases"], runs, strict=True):
         L = float(case["L"])
-        t0 = time.perf_counter()
-        params = {**cfg["obfuscator"], **c["obfuscator"]}
-        ob = Obfuscator(L, rng=seed, **params).fit(data.train, data.train_users)
-        fit_s = time.perf_counter() - t0
-        lap = PlanarLaplace(ln2_over(case["laplace_epsilon"]))
-        entry: dict[str, Any] = {
-            "learned": {
-                "train": table(data.train, data.train_users, ob.sample, half, cfg, seed),
-                "test": table(data.test, data.test_users, ob.sample, half, cfg, seed + 1),
-                "fit_seconds": fit_s,
-                "iterations": ob.n_iter_,
-                "best_iteration": ob.best_iteration_,
-                "val_accuracy": ob.val_accuracy_,
-                "history": [r.to_dict() for r in ob.history_],
-            },
-            "laplace": {
-                "epsilon": lap.epsilon,
-                "expected_distortion_m": lap.expected_distortion,
-                "train": table(data.train, data.train_users, lap.sample, half, cfg, seed + 2),
-                "test": table(data.test, data.test_users, lap.sample, half, cfg, seed + 3),
-            },
-            "optimum_test": optimum(data.test, data.test_users, L, half, cfg["optimum"]),
-        }
-        best = entry["learned"]["test"]["100 hits"]["260x260"]
-        entry["learned_fraction_of_optimum"] = best / entry["optimum_test"]["bayes_error"]
         results[f"L={case['L']}"] = entry
+        opt = entry["optimum_test"]
+        for kind in ("laplace", "anchors"):
+            test = entry[f"learned_{kind}"]["test"]["100 hits"]
+            print(
+                f"{name} L={L:.0f}: learned ({kind} generator) test {test['260x260']:.3f} "
+                f"(displacement {test['empirical_distortion_m']:.0f} m, "
+                f"fit {entry[f'learned_{kind}']['fit_seconds']:.0f} s)",
+                flush=True,
+            )
         print(
-            f"{name} L={L:.0f}: learned test {best:.3f} "
-            f"(displacement {entry['learned']['test']['100 hits']['empirical_distortion_m']:.0f} m)"
-            f", Laplace {entry['laplace']['test']['100 hits']['260x260']:.3f}, "
-            f"optimum {entry['optimum_test']['bayes_error']:.3f} "
-            f"(gap {entry['optimum_test']['gap']:.1e}); fit {fit_s:.0f} s",
+            f"{name} L={L:.0f}: Laplace {entry['laplace']['test']['100 hits']['260x260']:.3f}, "
+            f"optimum {opt['bayes_error']:.3f} (gap {opt['gap']:.1e})",
             flush=True,
         )
-        rng = np.random.default_rng(seed + 9)
-        panels = [
-            ("planar Laplace", lap.sample(data.test, rng)),
-            ("no noise", data.test),
-            ("learned (MI)", ob.sample(data.test, rng)),
-        ]
-        for ax, (title, pts) in zip(row, panels, strict=True):
-            ax.scatter(*pts.T, c=data.test_users, s=4, cmap="tab10")
-            ax.set_title(f"{name} test, {title}, L = {L:.0f} m")
-            ax.set_aspect("equal")
-            ax.set_xlabel("east (m)")
-            ax.set_ylabel("north (m)")
+        results[f"L={case['L']}"]["scatter_test"] = {t: p.tolist() for t, p in panels}
+        draw_row(row, panels, data.test, data.test_users, f"{name} test", L)
+    print(f"{name}: {results['wall_seconds']:.0f} s for all budgets", flush=True)
     save(fig, HERE / f"{name}_scatter.png")
     (HERE / f"results_{name}.json").write_text(json.dumps(results, indent=2))
 
@@ -214,8 +292,10 @@ def main() -> None:
         run_cross_entropy(cfg)
     elif which in ("synthetic", "gowalla"):
         run_dataset(which, cfg)
+    elif which == "replot" and len(sys.argv) > 2:
+        replot(sys.argv[2])
     else:
-        raise SystemExit("usage: run.py synthetic|gowalla|cross_entropy")
+        raise SystemExit("usage: run.py synthetic|gowalla|cross_entropy|replot NAME")
 
 
 if __name__ == "__main__":

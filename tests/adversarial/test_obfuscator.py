@@ -12,7 +12,7 @@ from scipy import stats
 from privwatch import ValidationError
 from privwatch import measures as m
 from privwatch.adversarial import Obfuscator, batch_mutual_information
-from privwatch.adversarial._obfuscator import _generator_module
+from privwatch.adversarial._generators import make_generator
 from privwatch.estimators import bayes_error_grid
 from privwatch.mechanisms import PlanarLaplace
 
@@ -31,9 +31,11 @@ def test_batch_mutual_information_is_the_mi_of_the_batch_joint() -> None:
 
 
 def test_g0_is_exactly_the_planar_laplace() -> None:
-    gen = _generator_module(torch, (16, 16), 3)
     eps = math.log(2) / 100
-    gen.epsilon.fill_(eps)
+    pts = torch.zeros(5, 2)
+    gen = make_generator(
+        "laplace", (16, 16), noise_dim=3, n_anchors=1, centre=[0, 0], epsilon=eps, points=pts
+    )
     w = torch.zeros(20_000, 2)
     u = torch.rand(20_000, 3, generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
@@ -51,26 +53,30 @@ def _two_users(n: int, rng: int) -> tuple[np.ndarray, np.ndarray]:
     return centres[users] + g.normal(0, 5, (2 * n, 2)), users
 
 
-def test_learned_mechanism_beats_laplace_within_budget_on_held_out_points() -> None:
-    # two users 100 m apart, budget 60 m: meeting half-way (50 m each) mixes them completely
+def _fit_and_release(**params: object) -> tuple[Obfuscator, np.ndarray, np.ndarray, np.ndarray]:
+    """Two users 100 m apart, budget 60 m: meeting half-way (50 m each) mixes them completely.
+    Returns the fitted obfuscator, held-out points (20 hits each), their users and releases."""
     train, users = _two_users(300, 0)
     test, test_users = _two_users(200, 1)
-    ob = Obfuscator(
-        60.0,
-        max_iter=25,
-        patience=25,
-        hits=4,
-        classifier_epochs=15,
-        generator_epochs=40,
-        generator_batch_size=256,
-        generator_lr=1e-3,
-        generator_hidden=(32, 32),
-        classifier_hidden=(32, 32),
-        rng=0,
-    ).fit(train, users)
+    settings: dict[str, object] = {
+        "max_iter": 25,
+        "patience": 25,
+        "hits": 4,
+        "classifier_epochs": 15,
+        "generator_epochs": 40,
+        "generator_batch_size": 256,
+        "generator_lr": 1e-3,
+        "generator_hidden": (32, 32),
+        "classifier_hidden": (32, 32),
+        "rng": 0,
+    }
+    ob = Obfuscator(60.0, **{**settings, **params}).fit(train, users)  # type: ignore[arg-type]
     src = np.repeat(test, 20, axis=0)
-    lab = np.repeat(test_users, 20)
-    z = ob.sample(src, rng=2)
+    return ob, src, np.repeat(test_users, 20), ob.sample(src, rng=2)
+
+
+def test_learned_mechanism_beats_laplace_within_budget_on_held_out_points() -> None:
+    ob, src, lab, z = _fit_and_release()
     bounds = (-400, 400, -400, 400)
     learned = bayes_error_grid(z, lab, bounds=bounds, cells=40)
     lap = PlanarLaplace.epsilon_for_distortion(60.0).sample(src, rng=3)
@@ -114,6 +120,10 @@ def test_cross_entropy_option_runs_and_bad_inputs() -> None:
     ).fit(train, users)
     with pytest.raises(ValidationError, match="`loss` must be one of"):
         Obfuscator(60.0, loss="hinge").fit(train, users)
+    with pytest.raises(ValidationError, match="`generator` must be one of"):
+        Obfuscator(60.0, generator="gan").fit(train, users)
+    with pytest.raises(ValidationError, match="`anchor_grid` must be a positive"):
+        Obfuscator(60.0, generator="anchors", anchor_grid=0).fit(train, users)
     with pytest.raises(ValidationError, match="`budget` must be a positive"):
         Obfuscator(-1.0).fit(train, users)
     with pytest.raises(ValidationError, match="`noise_dim` must be an int >= 3"):
@@ -124,3 +134,46 @@ def test_cross_entropy_option_runs_and_bad_inputs() -> None:
         Obfuscator(60.0).fit(train, users[:3])
     with pytest.raises(ValidationError, match="`users` must hold at least 2 users"):
         Obfuscator(60.0).fit(train, np.zeros(len(train)))
+
+
+def test_anchor_generator_releases_only_anchors_mixes_users_and_round_trips(tmp_path) -> None:
+    ob, src, lab, z = _fit_and_release(generator="anchors", anchor_grid=5, generator_lr=3e-3)
+    anchors = ob.generator_.anchors.detach().double().numpy()
+    # every release is one of the 25 anchors (finite support) ...
+    assert np.abs(z[:, None] - anchors[None]).sum(axis=-1).min(axis=1).max() < 1e-3
+    # ... within the budget on held-out points, and the two users are mixed where G0 was not
+    assert np.linalg.norm(z - src, axis=1).mean() <= 60.0 * 1.02
+    bounds = (-400, 400, -400, 400)
+    assert bayes_error_grid(z, lab, bounds=bounds, cells=40) > 0.3
+    assert ob.history_[0].val_accuracy > 0.9 > 0.75 > ob.val_accuracy_
+    ob.save(tmp_path / "anchors.json")
+    back = Obfuscator.load(tmp_path / "anchors.json")
+    assert np.array_equal(back.sample(src, rng=5), ob.sample(src, rng=5))
+
+
+def test_anchor_generator_loss_terms_are_exact_expectations() -> None:
+    g = torch.Generator().manual_seed(0)
+    pts = torch.randn(50, 2, generator=g) * 100
+    gen = make_generator(
+        "anchors", (8,), noise_dim=3, n_anchors=9, centre=[0, 0], budget=100.0, points=pts
+    )
+    w = pts[:10]
+    x = torch.tensor([0, 1] * 5)
+    lin = torch.nn.Linear(2, 2)
+
+    def clf(z: torch.Tensor) -> torch.Tensor:
+        return lin(z / 100)
+
+    with torch.no_grad():
+        pred, dist, ce = gen.loss_terms(w, torch.rand(10, 3, generator=g), x, clf)
+        p, d = gen.probs(w)
+        log_q = torch.log_softmax(clf(gen.anchors), dim=1)
+        # Monte Carlo over the sampled releases agrees with the exact expectations
+        u = torch.rand(20_000, 3, generator=g)
+        z = gen(w[:1].repeat(20_000, 1), u)
+    assert torch.allclose(p.sum(dim=1), torch.ones(10), atol=1e-5)
+    assert torch.allclose(pred, p @ log_q.exp(), atol=1e-6)
+    assert torch.allclose(dist, (p * d).sum(dim=1), atol=1e-4)
+    assert torch.allclose(ce, -(p * log_q[:, x].T).sum(dim=1), atol=1e-5)
+    mc = (z - w[:1]).norm(dim=1).mean()
+    assert float(mc) == pytest.approx(float(dist[0]), rel=0.03)

@@ -46,7 +46,7 @@ def fit_many(
     if isinstance(data, tuple) and len(data) == 3 and not isinstance(data[0], tuple):
         triples = [data] * len(models)
     else:
-        triples = list(data)  # type: ignore[arg-type]
+        triples = list(data)
         if len(triples) != len(models) or any(len(t) != 3 for t in triples):
             raise ValidationError(
                 f"`data` must be one (w, x, y) triple or one per model ({len(models)}); got "

@@ -25,42 +25,14 @@ from .._validation import (
     check_positive,
     check_positive_int,
 )
-from ..estimators._torch_utils import mlp, require_torch, torch_generator
+from ..estimators._torch_utils import adam, mlp, require_torch, torch_generator
 from ..exceptions import ValidationError
+from ._generators import GENERATORS, make_generator
 from ._mi import batch_mutual_information
 
 __all__ = ["Obfuscator"]
 
 LOSSES = ("mutual_information", "cross_entropy")
-
-
-def _generator_module(torch: Any, hidden: tuple[int, ...], noise_dim: int) -> Any:
-    class Generator(torch.nn.Module):  # type: ignore[misc]
-        """z = w + gain * Laplace(u) + scale * h((w - centre) / scale, u).
-
-        ``Laplace(u)`` is the exact planar Laplace of the initial epsilon as a function of the
-        first three seed coordinates (Gamma(2) radius = -(ln u1 + ln u2) / epsilon, angle
-        2 pi u3); ``h`` starts at zero, so G0 is exactly the planar Laplace.
-        """
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.net = mlp(2 + noise_dim, hidden, 2)
-            torch.nn.init.zeros_(self.net[-1].weight)
-            torch.nn.init.zeros_(self.net[-1].bias)
-            self.gain = torch.nn.Parameter(torch.ones(()))
-            self.register_buffer("centre", torch.zeros(2))
-            self.register_buffer("scale", torch.ones(()))
-            self.register_buffer("epsilon", torch.ones(()))
-
-        def forward(self, w: Any, u: Any) -> Any:
-            r = -(torch.log1p(-u[:, 0]) + torch.log1p(-u[:, 1])) / self.epsilon
-            theta = 2 * math.pi * u[:, 2]
-            lap = torch.stack([r * torch.cos(theta), r * torch.sin(theta)], dim=1)
-            h = self.net(torch.cat([(w - self.centre) / self.scale, u], dim=1))
-            return w + self.gain * lap + self.scale * h
-
-    return Generator()
 
 
 @dataclass(frozen=True)
@@ -105,6 +77,16 @@ class Obfuscator(ParamsMixin):
     budget : float
         L, the expected displacement allowed (metres).
     loss : {"mutual_information", "cross_entropy"}
+    generator : {"laplace", "anchors"}
+        ``"laplace"`` (the paper's): z = w + gain * Laplace(u) + scale * h(w, u), G0 the planar
+        Laplace of ``init_epsilon``. ``"anchors"``: a release with finite support, z = a_k with
+        probability softmax_k(h(w)_k - |w - a_k| / tau) over ``anchor_grid**2`` learned anchor
+        points (G0: anchors on a grid over the training points' bounding box, tau = L / 5); the
+        generator loss then takes the exact expectation over k. The exact optimum uses few
+        outputs, and concentrated releases are what the grid estimator can measure (see
+        :mod:`privwatch.adversarial._generators`).
+    anchor_grid : int
+        Side of the initial anchor grid (``generator="anchors"``).
     alpha, beta : float
         Weights of the utility (softplus) and privacy terms.
     init_epsilon : float or None
@@ -141,6 +123,8 @@ class Obfuscator(ParamsMixin):
         budget: float,
         *,
         loss: str = "mutual_information",
+        generator: str = "laplace",
+        anchor_grid: int = 8,
         alpha: float = 1.0,
         beta: float = 2.0,
         init_epsilon: float | None = None,
@@ -164,6 +148,8 @@ class Obfuscator(ParamsMixin):
     ) -> None:
         self.budget = budget
         self.loss = loss
+        self.generator = generator
+        self.anchor_grid = anchor_grid
         self.alpha = alpha
         self.beta = beta
         self.init_epsilon = init_epsilon
@@ -190,6 +176,10 @@ class Obfuscator(ParamsMixin):
         check_positive(self.budget, "budget")
         if self.loss not in LOSSES:
             raise ValidationError(f"`loss` must be one of {LOSSES}; got {self.loss!r}.")
+        if self.generator not in GENERATORS:
+            raise ValidationError(
+                f"`generator` must be one of {GENERATORS}; got {self.generator!r}."
+            )
         check_positive(self.beta, "beta")
         if not (isinstance(self.alpha, (int, float)) and self.alpha >= 0):
             raise ValidationError(f"`alpha` must be a non-negative number; got {self.alpha!r}.")
@@ -203,6 +193,7 @@ class Obfuscator(ParamsMixin):
                 f"got {self.noise_dim!r}."
             )
         for name in (
+            "anchor_grid",
             "max_iter",
             "patience",
             "hits",
@@ -243,13 +234,19 @@ class Obfuscator(ParamsMixin):
         w_va = torch.as_tensor(pts[val], dtype=torch.float32)
         x_va = torch.as_tensor(codes[val], dtype=torch.int64)
 
-        gen = _generator_module(torch, tuple(self.generator_hidden), self.noise_dim)
         centre = pts.mean(axis=0)
         scale = float(np.sqrt(((pts - centre) ** 2).sum(axis=1).mean())) or 1.0
-        eps0 = float(self.init_epsilon or 20.0 / float(self.budget))
-        gen.centre.copy_(torch.as_tensor(centre, dtype=torch.float32))
-        gen.scale.fill_(scale)
-        gen.epsilon.fill_(eps0)
+        gen = make_generator(
+            self.generator,
+            tuple(self.generator_hidden),
+            noise_dim=self.noise_dim,
+            n_anchors=self.anchor_grid**2,
+            centre=centre,
+            scale=scale,
+            epsilon=float(self.init_epsilon or 20.0 / float(self.budget)),
+            budget=float(self.budget),
+            points=w_tr,
+        )
         clf0 = mlp(2, tuple(self.classifier_hidden), n_users)
         for layer in clf0:
             if isinstance(layer, torch.nn.Linear):  # Glorot, as the paper's C0
@@ -257,7 +254,7 @@ class Obfuscator(ParamsMixin):
                 torch.nn.init.zeros_(layer.bias)
         c0_state = copy.deepcopy(clf0.state_dict())
         clf = clf0
-        g_opt = torch.optim.Adam(gen.parameters(), lr=self.generator_lr)
+        g_opt = adam(gen.parameters(), self.generator_lr)
         target = (1.0 - self.margin) * float(self.budget)
         self._centre, self._scale = centre, scale
 
@@ -363,15 +360,13 @@ class Obfuscator(ParamsMixin):
                 idx = order[lo : lo + self.generator_batch_size]
                 wb, xb = w[idx], x[idx]
                 u = torch.rand((len(wb), self.noise_dim), generator=tg)
-                z = gen(wb, u)
-                logits = clf(self._normalize(torch, z))
-                dist = (z - wb).norm(dim=1).mean()
-                utility = torch.nn.functional.softplus(dist - target)
+                pred, dist, ce = gen.loss_terms(wb, u, xb, lambda z: clf(self._normalize(torch, z)))
+                utility = torch.nn.functional.softplus(dist.mean() - target)
                 if self.loss == "mutual_information":
                     t = torch.nn.functional.one_hot(xb, n_users).float()
-                    privacy = batch_mutual_information(t, torch.softmax(logits, dim=1))
+                    privacy = batch_mutual_information(t, pred)
                 else:
-                    privacy = -torch.nn.functional.cross_entropy(logits, xb)
+                    privacy = -ce.mean()
                 loss = self.alpha * utility + self.beta * privacy
                 opt.zero_grad()
                 loss.backward()
@@ -420,7 +415,6 @@ class Obfuscator(ParamsMixin):
 
     @classmethod
     def load(cls, path: str | Path) -> Obfuscator:
-        torch = require_torch()
         from safetensors.torch import load_file
 
         state = json.loads(Path(path).read_text())
@@ -439,7 +433,12 @@ class Obfuscator(ParamsMixin):
         est.val_accuracy_ = float(state["val_accuracy"])
         est.history_ = [IterationRecord(**r) for r in state["history"]]
         est.n_iter_ = len(est.history_)
-        gen = _generator_module(torch, tuple(est.generator_hidden), est.noise_dim)
+        gen = make_generator(
+            est.generator,
+            tuple(est.generator_hidden),
+            noise_dim=est.noise_dim,
+            n_anchors=est.anchor_grid**2,
+        )
         gen.load_state_dict(load_file(str(path) + ".safetensors"))
         gen.eval()
         est.generator_ = gen
