@@ -162,6 +162,25 @@ def check_positive_int(value: Any, name: str) -> int:
     return value
 
 
+def check_cost_matrix(
+    matrix: ArrayLike, name: str, *, n_rows: int | None = None, rows: str = ""
+) -> NDArray[np.float64]:
+    """A finite non-negative 2-d cost table (distortions d[y, z], distances d[w, z]); with
+    ``n_rows``, exactly that many rows (``rows`` says what one row stands for)."""
+    d = np.asarray(matrix, dtype=np.float64)
+    if (
+        d.ndim != 2
+        or (n_rows is not None and d.shape[0] != n_rows)
+        or not np.isfinite(d).all()
+        or (d < 0).any()
+    ):
+        shape = f"with {n_rows} rows ({rows})" if n_rows is not None else f"({rows})"
+        raise ValidationError(
+            f"`{name}` must be a finite non-negative array {shape}; got shape {d.shape}."
+        )
+    return d
+
+
 def check_planar_points(
     points: ArrayLike, name: str, *, allow_empty: bool = False, unit: str = " of metres"
 ) -> NDArray[np.float64]:

@@ -34,7 +34,7 @@ def test_g0_is_exactly_the_planar_laplace() -> None:
     eps = math.log(2) / 100
     pts = torch.zeros(5, 2)
     gen = make_generator(
-        "laplace", (16, 16), noise_dim=3, n_anchors=1, centre=[0, 0], epsilon=eps, points=pts
+        "laplace", (16, 16), noise_dim=3, anchor_grid=1, centre=[0, 0], epsilon=eps, points=pts
     )
     w = torch.zeros(20_000, 2)
     u = torch.rand(20_000, 3, generator=torch.Generator().manual_seed(1))
@@ -155,7 +155,7 @@ def test_anchor_generator_loss_terms_are_exact_expectations() -> None:
     g = torch.Generator().manual_seed(0)
     pts = torch.randn(50, 2, generator=g) * 100
     gen = make_generator(
-        "anchors", (8,), noise_dim=3, n_anchors=9, centre=[0, 0], budget=100.0, points=pts
+        "anchors", (8,), noise_dim=3, anchor_grid=3, centre=[0, 0], budget=100.0, points=pts
     )
     w = pts[:10]
     x = torch.tensor([0, 1] * 5)

@@ -109,12 +109,12 @@ class AnchorGenerator(nn.Module):  # type: ignore[misc,name-defined]
         return pred, (p * d).sum(dim=1), ce
 
 
-def _grid(points: Any, n: int) -> Any:
-    side = math.ceil(math.sqrt(n))
+def _grid(points: Any, side: int) -> Any:
+    """side x side points spanning the bounding box of ``points``."""
     lo, hi = points.min(dim=0).values, points.max(dim=0).values
     t = torch.linspace(0, 1, side)
     gx, gy = torch.meshgrid(lo[0] + t * (hi[0] - lo[0]), lo[1] + t * (hi[1] - lo[1]), indexing="xy")
-    return torch.stack([gx.ravel(), gy.ravel()], dim=1)[:n]
+    return torch.stack([gx.ravel(), gy.ravel()], dim=1)
 
 
 def make_generator(
@@ -122,7 +122,7 @@ def make_generator(
     hidden: tuple[int, ...],
     *,
     noise_dim: int,
-    n_anchors: int,
+    anchor_grid: int,
     centre: Any = None,
     scale: float = 1.0,
     epsilon: float = 1.0,
@@ -130,12 +130,13 @@ def make_generator(
     points: Any = None,
 ) -> Any:
     """Build a generator; with ``points`` (training locations, a float tensor) it is set to its
-    G0 (planar Laplace of ``epsilon`` / anchors on a grid with tau = budget / 5), without
+    G0 (planar Laplace of ``epsilon`` / anchors on an ``anchor_grid`` x ``anchor_grid`` grid
+    with tau = budget / 5), without
     it only shaped for loading saved weights."""
     gen: Any = (
         LaplaceGenerator(hidden, noise_dim)
         if kind == "laplace"
-        else AnchorGenerator(hidden, n_anchors)
+        else AnchorGenerator(hidden, anchor_grid**2)
     )
     if points is None:
         return gen
@@ -145,6 +146,6 @@ def make_generator(
         if kind == "laplace":
             gen.epsilon.fill_(epsilon)
         else:
-            gen.anchor_coords.copy_((_grid(points, n_anchors) - gen.centre) / gen.scale)
+            gen.anchor_coords.copy_((_grid(points, anchor_grid) - gen.centre) / gen.scale)
             gen.tau.fill_(budget / 5.0)
     return gen

@@ -240,7 +240,7 @@ class Obfuscator(ParamsMixin):
             self.generator,
             tuple(self.generator_hidden),
             noise_dim=self.noise_dim,
-            n_anchors=self.anchor_grid**2,
+            anchor_grid=self.anchor_grid,
             centre=centre,
             scale=scale,
             epsilon=float(self.init_epsilon or 20.0 / float(self.budget)),
@@ -437,7 +437,7 @@ class Obfuscator(ParamsMixin):
             est.generator,
             tuple(est.generator_hidden),
             noise_dim=est.noise_dim,
-            n_anchors=est.anchor_grid**2,
+            anchor_grid=est.anchor_grid,
         )
         gen.load_state_dict(load_file(str(path) + ".safetensors"))
         gen.eval()

@@ -11,7 +11,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._base import ParamsMixin, check_is_fitted
 from .._rng import RNGLike, check_rng
-from .._validation import check_nonnegative, check_positive, check_positive_int
+from .._validation import (
+    check_cost_matrix,
+    check_nonnegative,
+    check_positive,
+    check_positive_int,
+)
 from ..estimators._torch_utils import adam, require_torch, torch_generator
 from ..exceptions import ValidationError
 
@@ -136,12 +141,7 @@ class PPAN(ParamsMixin):
         the initial weights are seeded too, so the whole run is reproducible."""
         from ._families import CategoricalAdversary, MatrixMechanism, hamming
 
-        table = np.asarray(distortion, dtype=np.float64)
-        if table.ndim != 2 or not np.isfinite(table).all() or (table < 0).any():
-            raise ValidationError(
-                f"`distortion` must be a finite non-negative (n_useful, n_outputs) table; got "
-                f"shape {table.shape}."
-            )
+        table = check_cost_matrix(distortion, "distortion", rows="n_useful, n_outputs")
         n_z = table.shape[1]
         torch = require_torch()
         rng = params.get("rng")

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
-from .._validation import check_nonnegative, check_pmf
+from .._validation import check_cost_matrix, check_nonnegative, check_pmf
 from ..exceptions import ValidationError
 from ._bayes_colgen import column_generation, solve_master
 
@@ -46,13 +46,7 @@ def _check_inputs(
     prior: ArrayLike, distance: ArrayLike, budget: float
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
     p = check_pmf(prior, "prior")
-    d = np.asarray(distance, dtype=np.float64)
-    n_w = p.shape[1]
-    if d.ndim != 2 or d.shape[0] != n_w or not np.isfinite(d).all() or (d < 0).any():
-        raise ValidationError(
-            f"`distance` must be a finite non-negative array with {n_w} rows (one per location); "
-            f"got shape {d.shape}."
-        )
+    d = check_cost_matrix(distance, "distance", n_rows=p.shape[1], rows="one per location")
     L = check_nonnegative(budget, "budget")
     p_w = p.sum(axis=0)
     cheapest = float(p_w @ d.min(axis=1))

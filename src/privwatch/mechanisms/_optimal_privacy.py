@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 from scipy.optimize import linprog
 
-from .._validation import check_nonnegative, check_pmf
+from .._validation import check_cost_matrix, check_nonnegative, check_pmf
 from ..exceptions import PrivwatchError, ValidationError
 from ..measures import mutual_information
 
@@ -107,13 +107,8 @@ def optimal_privacy_mechanism(
     cp: Any = importlib.import_module("cvxpy")
 
     p = check_pmf(p_wxy, "p_wxy", ndim=3)
-    d = np.asarray(distortion, dtype=np.float64)
     n_w, n_x, n_y = p.shape
-    if d.ndim != 2 or d.shape[0] != n_y or not np.isfinite(d).all() or (d < 0).any():
-        raise ValidationError(
-            f"`distortion` must be a finite non-negative array with {n_y} rows (one per useful "
-            f"value); got shape {d.shape}."
-        )
+    d = check_cost_matrix(distortion, "distortion", n_rows=n_y, rows="one per useful value")
     budget = check_nonnegative(delta, "delta")
     p_wx = p.sum(axis=2)
     p_x = p_wx.sum(axis=0)
