@@ -1,11 +1,14 @@
 """Romanelli, Chatzikokolakis, Palamidessi: the MI-trained obfuscator against planar Laplace and
 the exact optimum (Fig. 4-14, Table II).
 
-For each budget L: two learned mechanisms (privwatch.adversarial.Obfuscator, trained on the
-training users' locations only: the paper's Laplace-seeded generator and the finite-support
-"anchors" generator), the planar Laplace of the paper's epsilon, and the exact
-Bayes-optimal mechanism on the 260 x 260 output grid for the empirical distribution of the *test*
-locations (optimal_bayes_mechanism, column generation, certified gap). Bayes errors by eq. 24-26 on
+For each budget L: three learned mechanisms (privwatch.adversarial.Obfuscator, trained on the
+training users' locations only: Algorithm 1 with the paper's Laplace-seeded generator, Algorithm 1
+with the finite-support "anchors" generator, and the anchors generator trained against the exact
+Bayes attacker, ``attacker="bayes"``, its step size and anchor grid chosen among
+``obfuscator_bayes.candidates`` by its own validation points), the planar Laplace of the
+paper's epsilon, and the exact Bayes-optimal mechanism on the 260 x 260 output grid for the
+empirical distribution of the *test* locations (optimal_bayes_mechanism, column generation,
+certified gap). Bayes errors by eq. 24-26 on
 13^2 .. 260^2 grids with 1, 10, 100 hits per point, on train and test, with the empirical
 displacement of every mechanism. ``cross_entropy``: the swapping failure of a generator trained on
 the cross entropy (Fig. 4). The budgets of a data set run side by side in ``n_jobs`` processes.
@@ -16,6 +19,7 @@ Run: python experiments/romanelli2020_obfuscation/run.py synthetic|gowalla|cross
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import sys
@@ -81,6 +85,40 @@ def load(name: str, seed: int) -> LocationData:
     return synthetic_users(rng=seed) if name == "synthetic" else load_gowalla_paris(rng=seed)
 
 
+#: the learned mechanisms: Algorithm 1 with the paper's Laplace-seeded generator, Algorithm 1 with
+#: the finite-support anchors generator, and the anchors generator against the exact Bayes attacker
+KINDS = ("laplace", "anchors", "bayes")
+TITLES = {
+    "laplace": "learned, Laplace-seeded generator",
+    "anchors": "learned, anchors generator",
+    "bayes": "learned, anchors vs Bayes attacker",
+}
+
+
+def fit_learned(
+    kind: str, L: float, data: LocationData, cfg: dict, c: dict, seed: int
+) -> tuple[Obfuscator, dict, list[dict]]:
+    """Fit one learned mechanism. ``bayes``: every candidate setting of
+    ``obfuscator_bayes.candidates`` is fitted and the one whose Bayes attacker guessed worst on
+    the obfuscator's own validation points is kept (no test data is used to choose)."""
+    if kind != "bayes":
+        params = {**cfg["obfuscator"], **c["obfuscator"], **c.get(f"obfuscator_{kind}", {})}
+        ob = Obfuscator(L, generator=kind, rng=seed, **params)
+        return ob.fit(data.train, data.train_users), params, []
+    spec = dict(cfg["obfuscator_bayes"])
+    grid = spec.pop("candidates")
+    names = sorted(grid)
+    tried = []
+    for values in itertools.product(*(grid[k] for k in names)):
+        params = {**spec, **dict(zip(names, values, strict=True))}
+        ob = Obfuscator(L, generator="anchors", attacker="bayes", rng=seed, **params)
+        ob.fit(data.train, data.train_users)
+        tried.append((ob.val_accuracy_, params, ob))
+    best = min(tried, key=lambda t: t[0])
+    candidates = [{"params": p, "val_accuracy": a} for a, p, _ in tried]
+    return best[2], best[1], candidates
+
+
 def run_case(name: str, case: dict, cfg: dict) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
     """One budget: the two learned generators, planar Laplace and the optimum; returns the
     results entry and the test-set scatter panels."""
@@ -93,14 +131,14 @@ def run_case(name: str, case: dict, cfg: dict) -> tuple[dict[str, Any], list[tup
     lap = PlanarLaplace(ln2_over(case["laplace_epsilon"]))
     entry: dict[str, Any] = {}
     learned = {}
-    for kind in ("laplace", "anchors"):  # the paper's generator, then the finite-support one
-        params = {**cfg["obfuscator"], **c["obfuscator"], **c.get(f"obfuscator_{kind}", {})}
+    for kind in KINDS:
         t0 = time.perf_counter()
-        ob = Obfuscator(L, generator=kind, rng=seed, **params).fit(data.train, data.train_users)
+        ob, params, candidates = fit_learned(kind, L, data, cfg, c, seed)
         fit_s = time.perf_counter() - t0
         learned[kind] = ob
         entry[f"learned_{kind}"] = {
             "params": params,
+            "candidates": candidates,
             "train": table(data.train, data.train_users, ob.sample, half, cfg, seed),
             "test": table(data.test, data.test_users, ob.sample, half, cfg, seed + 1),
             "fit_seconds": fit_s,
@@ -123,8 +161,7 @@ def run_case(name: str, case: dict, cfg: dict) -> tuple[dict[str, Any], list[tup
     panels = [
         ("planar Laplace", lap.sample(data.test, rng)),
         ("no noise", data.test),
-        ("learned, Laplace-seeded generator", learned["laplace"].sample(data.test, rng)),
-        ("learned, anchors generator", learned["anchors"].sample(data.test, rng)),
+        *((TITLES[kind], learned[kind].sample(data.test, rng)) for kind in KINDS),
     ]
     return entry, panels
 
@@ -172,7 +209,8 @@ def replot(name: str) -> None:
     cfg = results["config"]
     data = load(name, cfg["seed"])
     cases = cfg[name]["cases"]
-    fig, axes = plt.subplots(len(cases), 4, figsize=(20, 5 * len(cases)))
+    n_panels = 2 + len(KINDS)
+    fig, axes = plt.subplots(len(cases), n_panels, figsize=(5 * n_panels, 5 * len(cases)))
     for row, case in zip(np.atleast_2d(axes), cases, strict=True):
         panels = list(results[f"L={case['L']}"]["scatter_test"].items())
         draw_row(row, panels, data.test, data.test_users, f"{name} test", float(case["L"]))
@@ -197,15 +235,16 @@ def run_dataset(name: str, cfg: dict) -> None:
         delayed(run_case)(name, case, cfg) for case in c["cases"]
     )
     results["wall_seconds"] = time.perf_counter() - t0
-    fig, axes = plt.subplots(len(c["cases"]), 4, figsize=(20, 5 * len(c["cases"])))
+    n_panels = 2 + len(KINDS)
+    fig, axes = plt.subplots(len(c["cases"]), n_panels, figsize=(5 * n_panels, 5 * len(c["cases"])))
     for row, case, (entry, panels) in zip(np.atleast_2d(axes), c["cases"], runs, strict=True):
         L = float(case["L"])
         results[f"L={case['L']}"] = entry
         opt = entry["optimum_test"]
-        for kind in ("laplace", "anchors"):
+        for kind in KINDS:
             test = entry[f"learned_{kind}"]["test"]["100 hits"]
             print(
-                f"{name} L={L:.0f}: learned ({kind} generator) test {test['260x260']:.3f} "
+                f"{name} L={L:.0f}: {TITLES[kind]}: test {test['260x260']:.3f} "
                 f"(displacement {test['empirical_distortion_m']:.0f} m, "
                 f"fit {entry[f'learned_{kind}']['fit_seconds']:.0f} s)",
                 flush=True,

@@ -12,6 +12,7 @@ from scipy import stats
 from privwatch import ValidationError
 from privwatch import measures as m
 from privwatch.adversarial import Obfuscator, batch_mutual_information
+from privwatch.adversarial._exact import exact_leakage
 from privwatch.adversarial._generators import make_generator
 from privwatch.estimators import bayes_error_grid
 from privwatch.mechanisms import PlanarLaplace
@@ -177,3 +178,51 @@ def test_anchor_generator_loss_terms_are_exact_expectations() -> None:
     assert torch.allclose(ce, -(p * log_q[:, x].T).sum(dim=1), atol=1e-5)
     mc = (z - w[:1]).norm(dim=1).mean()
     assert float(mc) == pytest.approx(float(dist[0]), rel=0.03)
+
+
+def test_exact_leakage_is_the_mi_and_bayes_error_of_the_joint() -> None:
+    g = np.random.default_rng(3)
+    probs = g.dirichlet(np.ones(5), size=40)  # 40 points, 5 outputs
+    users = g.integers(0, 3, 40)
+    joint = np.stack([probs[users == u].sum(axis=0) for u in range(3)]) / 40
+    mi, be = exact_leakage(
+        torch.as_tensor(probs), torch.nn.functional.one_hot(torch.as_tensor(users), 3)
+    )
+    assert float(mi) == pytest.approx(m.mutual_information(joint), abs=1e-10)
+    assert float(be) == pytest.approx(m.bayes_error(joint), abs=1e-12)
+
+
+def test_bayes_attacker_mixes_users_within_budget_on_held_out_points(tmp_path) -> None:
+    ob, src, lab, z = _fit_and_release(
+        generator="anchors",
+        attacker="bayes",
+        anchor_grid=5,
+        generator_lr=3e-3,
+        generator_epochs=10,
+        max_iter=60,
+        patience=60,
+    )
+    anchors = ob.generator_.anchors.detach().double().numpy()
+    assert np.abs(z[:, None] - anchors[None]).sum(axis=-1).min(axis=1).max() < 1e-3
+    assert np.linalg.norm(z - src, axis=1).mean() <= 60.0
+    # G0 (anchors near each point) separates the two users; the kept generator mixes them
+    assert ob.history_[0].val_accuracy > 0.95
+    assert bayes_error_grid(z, lab, bounds=(-400, 400, -400, 400), cells=40) > 0.4
+    best = ob.history_[ob.best_iteration_ - 1]
+    assert ob.val_accuracy_ == best.val_accuracy < 0.6 and best.val_distortion <= 60.0
+    ob.save(tmp_path / "bayes.json")
+    back = Obfuscator.load(tmp_path / "bayes.json")
+    assert back.attacker == "bayes"
+    assert np.array_equal(back.sample(src, rng=5), ob.sample(src, rng=5))
+
+
+def test_bayes_attacker_needs_the_anchors_generator_and_the_mi_loss() -> None:
+    train, users = _two_users(20, 0)
+    with pytest.raises(ValidationError, match="`attacker` must be one of"):
+        Obfuscator(60.0, attacker="oracle").fit(train, users)
+    with pytest.raises(ValidationError, match="needs a release with finite support"):
+        Obfuscator(60.0, attacker="bayes").fit(train, users)
+    with pytest.raises(ValidationError, match="needs a release with finite support"):
+        Obfuscator(60.0, attacker="bayes", generator="anchors", loss="cross_entropy").fit(
+            train, users
+        )

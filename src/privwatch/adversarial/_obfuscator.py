@@ -27,12 +27,14 @@ from .._validation import (
 )
 from ..estimators._torch_utils import adam, mlp, require_torch, torch_generator
 from ..exceptions import ValidationError
+from ._exact import train_against_bayes
 from ._generators import GENERATORS, make_generator
 from ._mi import batch_mutual_information
 
 __all__ = ["Obfuscator"]
 
 LOSSES = ("mutual_information", "cross_entropy")
+ATTACKERS = ("classifier", "bayes")
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,13 @@ class Obfuscator(ParamsMixin):
         :mod:`privwatch.adversarial._generators`).
     anchor_grid : int
         Side of the initial anchor grid (``generator="anchors"``).
+    attacker : {"classifier", "bayes"}
+        ``"classifier"`` is Algorithm 1. ``"bayes"`` (``generator="anchors"`` only; not in the
+        paper): the generator descends the *exact* I(X; Z) of its own release probabilities over
+        all training points — the Bayes posterior replaces the classifier's prediction in
+        eq. 18-21, so no classifier is trained — in rounds of ``generator_epochs`` full-batch
+        steps; each round is checked, as in Algorithm 1, by the Bayes attacker's accuracy and
+        the displacement on the validation points (see :mod:`privwatch.adversarial._exact`).
     alpha, beta : float
         Weights of the utility (softplus) and privacy terms.
     init_epsilon : float or None
@@ -113,9 +122,10 @@ class Obfuscator(ParamsMixin):
     ----------
     history_ : list of IterationRecord
     best_iteration_ : int
-        The iteration whose classifier measured the kept generator.
+        The iteration whose classifier (``attacker="bayes"``: whose check) measured the kept
+        generator.
     val_accuracy_ : float
-        That classifier's held-out accuracy.
+        That classifier's (the Bayes attacker's) held-out accuracy.
     """
 
     def __init__(
@@ -125,6 +135,7 @@ class Obfuscator(ParamsMixin):
         loss: str = "mutual_information",
         generator: str = "laplace",
         anchor_grid: int = 8,
+        attacker: str = "classifier",
         alpha: float = 1.0,
         beta: float = 2.0,
         init_epsilon: float | None = None,
@@ -150,6 +161,7 @@ class Obfuscator(ParamsMixin):
         self.loss = loss
         self.generator = generator
         self.anchor_grid = anchor_grid
+        self.attacker = attacker
         self.alpha = alpha
         self.beta = beta
         self.init_epsilon = init_epsilon
@@ -179,6 +191,16 @@ class Obfuscator(ParamsMixin):
         if self.generator not in GENERATORS:
             raise ValidationError(
                 f"`generator` must be one of {GENERATORS}; got {self.generator!r}."
+            )
+        if self.attacker not in ATTACKERS:
+            raise ValidationError(f"`attacker` must be one of {ATTACKERS}; got {self.attacker!r}.")
+        if self.attacker == "bayes" and (
+            self.generator != "anchors" or self.loss != "mutual_information"
+        ):
+            raise ValidationError(
+                '`attacker="bayes"` needs a release with finite support and the MI loss: '
+                f'generator="anchors", loss="mutual_information"; got generator='
+                f"{self.generator!r}, loss={self.loss!r}."
             )
         check_positive(self.beta, "beta")
         if not (isinstance(self.alpha, (int, float)) and self.alpha >= 0):
@@ -269,6 +291,8 @@ class Obfuscator(ParamsMixin):
                 return float((clf(self._normalize(torch, z)).argmax(dim=1) == x).float().mean())
 
         self.history_: list[IterationRecord] = []
+        if self.attacker == "bayes":
+            return self._fit_bayes(gen, (w_tr, x_tr), (w_va, x_va), n_users, target)
         best_acc, best_state, best_it, stale = math.inf, copy.deepcopy(gen.state_dict()), 0, 0
         from rich.progress import Progress
 
@@ -314,13 +338,51 @@ class Obfuscator(ParamsMixin):
                     break
                 # G_i = generator trained against C_i
                 self._train_generator(torch, gen, clf, g_opt, w_tr, x_tr, target, n_users, tg)
-        gen.load_state_dict(best_state)
+        return self._finish(gen, best_state, best_it, best_acc)
+
+    def _finish(self, gen: Any, state: dict[str, Any], it: int, acc: float) -> Obfuscator:
+        gen.load_state_dict(state)
         gen.eval()
         self.generator_ = gen
-        self.best_iteration_ = best_it
-        self.val_accuracy_ = best_acc
+        self.best_iteration_ = it
+        self.val_accuracy_ = acc
         self.n_iter_ = len(self.history_)
         return self
+
+    def _fit_bayes(
+        self, gen: Any, train: tuple[Any, Any], val: tuple[Any, Any], n_users: int, target: float
+    ) -> Obfuscator:
+        from rich.progress import Progress
+
+        with Progress(transient=True, disable=not self.progress) as bar:
+            task = bar.add_task("obfuscator", total=self.max_iter)
+
+            def on_round(it: int, tr_acc: float, va_acc: float, va_dist: float, mi: float) -> None:
+                rec = IterationRecord(it, tr_acc, va_acc, va_dist, mi)
+                self.history_.append(rec)
+                if self.callback is not None:
+                    self.generator_ = gen
+                    self.callback(rec, self)
+                bar.update(
+                    task, advance=1, description=f"obfuscator acc={va_acc:.3f} d={va_dist:.0f}m"
+                )
+
+            state, it, acc = train_against_bayes(
+                gen,
+                train,
+                val,
+                n_users,
+                target=target,
+                budget=float(self.budget),
+                alpha=self.alpha,
+                beta=self.beta,
+                lr=self.generator_lr,
+                steps=self.generator_epochs,
+                max_iter=self.max_iter,
+                patience=self.patience,
+                on_round=on_round,
+            )
+        return self._finish(gen, state, it, acc)
 
     def _normalize(self, torch: Any, z: Any) -> Any:
         return (z - torch.as_tensor(self._centre, dtype=torch.float32)) / self._scale
