@@ -19,24 +19,30 @@ from privwatch.adversarial import (
     pixel_cross_entropy,
     squared_error,
 )
-from privwatch.datasets import gaussian_pair, symmetric_pair
+from privwatch.datasets import SymmetricPair, gaussian_pair, symmetric_pair
 
 
-def test_finite_ppan_reaches_the_useful_data_optimum() -> None:
-    data = symmetric_pair(3000, m=4, p=0.3, observation="useful", rng=0)
-    seen = []
+def _useful_data_ppan(n: int, epochs: int, **params: object) -> tuple[SymmetricPair, PPAN]:
+    """PPAN on the useful-data symmetric pair m = 4, p = 0.3, budget 0.25."""
+    data = symmetric_pair(n, m=4, p=0.3, observation="useful", rng=0)
     ppan = PPAN.finite(
         1 - np.eye(4),
         n_observed=4,
         n_sensitive=4,
         delta=0.25,
-        epochs=60,
+        epochs=epochs,
         lr=0.05,
         adversary_lr=0.1,
         adversary_steps=5,
         rng=0,
-        callbacks=[lambda epoch, rec, est: seen.append(epoch)],
+        **params,
     ).fit(data.w, data.x, data.y)
+    return data, ppan
+
+
+def test_finite_ppan_reaches_the_useful_data_optimum() -> None:
+    seen = []
+    data, ppan = _useful_data_ppan(3000, 60, callbacks=[lambda epoch, rec, est: seen.append(epoch)])
     mi, dist = data.evaluate(ppan.channel())
     optimum = theory.symmetric_pair(dist, m=4, p=0.3, observation="useful")
     assert dist == pytest.approx(0.25, abs=0.02)
@@ -44,6 +50,23 @@ def test_finite_ppan_reaches_the_useful_data_optimum() -> None:
     assert seen == list(range(60)) and len(ppan.history_) == 60
     codes = ppan.release(data.w[:500], rng=1)
     assert codes.shape == (500,) and set(np.unique(codes)) <= set(range(4))
+
+
+def test_cosine_schedule_anneals_every_step_size_to_zero() -> None:
+    lrs: list[tuple[float, float]] = []
+
+    def record(epoch: int, rec: dict[str, float], est: PPAN) -> None:
+        lrs.append((est._mech_opt.param_groups[0]["lr"], est._adv_opt.param_groups[0]["lr"]))
+
+    data, ppan = _useful_data_ppan(2000, 40, schedule="cosine", callbacks=[record])
+    assert lrs[0] == pytest.approx((0.05, 0.1))
+    half = lrs[20]  # cos(pi / 2): half the initial step sizes
+    assert half == pytest.approx((0.025, 0.05))
+    assert lrs[-1][0] < 0.05 * 0.01 and lrs[-1][1] < 0.1 * 0.01
+    mi, dist = data.evaluate(ppan.channel())  # and it still solves the problem
+    optimum = theory.symmetric_pair(dist, m=4, p=0.3, observation="useful")
+    assert 0.15 < dist <= 0.25 + 0.01
+    assert optimum - 1e-9 <= mi <= optimum + 0.01
 
 
 def test_gaussian_ppan_meets_the_budget_and_approaches_prop_1() -> None:
@@ -117,6 +140,8 @@ def test_gaussian_mi_and_bad_inputs() -> None:
     make = lambda **kw: PPAN.finite(1 - np.eye(3), n_observed=3, n_sensitive=3, **kw)  # noqa: E731
     with pytest.raises(ValidationError, match="`penalty` must be one of"):
         make(penalty="hinge").fit(data.w, data.x, data.y)
+    with pytest.raises(ValidationError, match="`schedule` must be one of"):
+        make(schedule="step").fit(data.w, data.x, data.y)
     with pytest.raises(ValidationError, match="`epochs` must be a positive int"):
         make(epochs=0).fit(data.w, data.x, data.y)
     with pytest.raises(ValidationError, match="`gamma` must be 0 unless"):

@@ -23,6 +23,7 @@ from ..exceptions import ValidationError
 __all__ = ["PPAN", "gaussian_mi"]
 
 PENALTIES = ("expected", "per_sample", "lagrangian")
+SCHEDULES = ("constant", "cosine")
 
 
 def gaussian_mi(x: ArrayLike, z: ArrayLike) -> float:
@@ -92,6 +93,11 @@ class PPAN(ParamsMixin):
         Distortion budget (ignored by the Lagrangian penalty).
     lam : float
         Penalty weight lambda.
+    lr, adversary_lr : float
+        Adam step sizes of the mechanism (and discriminator) and of the adversary (None: ``lr``).
+    schedule : {"constant", "cosine"}
+        ``"cosine"`` anneals every step size to 0 over the epochs (cosine, per epoch), which
+        lets the two players settle instead of circling a saddle point at a fixed step size.
     """
 
     def __init__(
@@ -108,6 +114,7 @@ class PPAN(ParamsMixin):
         adversary_steps: int = 1,
         lr: float = 1e-3,
         adversary_lr: float | None = None,
+        schedule: str = "constant",
         discriminator: Any = None,
         gamma: float = 0.0,
         callbacks: Sequence[Callable[[int, dict[str, float], PPAN], None]] = (),
@@ -125,6 +132,7 @@ class PPAN(ParamsMixin):
         self.adversary_steps = adversary_steps
         self.lr = lr
         self.adversary_lr = adversary_lr
+        self.schedule = schedule
         self.discriminator = discriminator
         self.gamma = gamma
         self.callbacks = callbacks
@@ -236,6 +244,8 @@ class PPAN(ParamsMixin):
         check_positive(self.lr, "lr")
         if self.penalty not in PENALTIES:
             raise ValidationError(f"`penalty` must be one of {PENALTIES}; got {self.penalty!r}.")
+        if self.schedule not in SCHEDULES:
+            raise ValidationError(f"`schedule` must be one of {SCHEDULES}; got {self.schedule!r}.")
         for name in ("epochs", "batch_size", "adversary_steps"):
             check_positive_int(getattr(self, name), name)
         if self.gamma and self.discriminator is None:
@@ -292,6 +302,14 @@ class PPAN(ParamsMixin):
         self._adv_opt = adam(self.adversary.parameters(), self.adversary_lr or self.lr)
         if self.discriminator is not None:
             self._disc_opt = adam(self.discriminator.parameters(), self.lr)
+        optimisers = [self._mech_opt, self._adv_opt] + (
+            [self._disc_opt] if self.discriminator is not None else []
+        )
+        schedulers = (
+            [torch.optim.lr_scheduler.CosineAnnealingLR(o, self.epochs) for o in optimisers]
+            if self.schedule == "cosine"
+            else []
+        )
         self.history_: list[dict[str, float]] = []
         n = len(w_t)
         from rich.progress import Progress
@@ -317,6 +335,8 @@ class PPAN(ParamsMixin):
                 self.history_.append(record)
                 for cb in self.callbacks:
                     cb(epoch, record, self)
+                for sched in schedulers:
+                    sched.step()
                 bar.update(task, advance=1, description=f"PPAN d={record['distortion']:.3f}")
         self.mechanism.eval()
         self.adversary.eval()
