@@ -17,9 +17,10 @@ adversary's variational estimate h(X) + E log Q(X | Z) (h(X) known here) is repo
 Each point is compared with the optimum at the distortion it achieves on test data.
 
 ``config.json``: shared PPAN settings under ``ppan``, per-case overrides under ``<case>.ppan``
-(the vector and rate-distortion cases use the paper's 250+ epochs, rate-distortion its lambda =
-500 and 8 seed-noise inputs, with 1,000 epochs and the cosine step-size schedule); ``<case>.mechanism = "gaussian"`` swaps in the reparameterised
-Gaussian mechanism; the 20 points of a curve are fitted in ``n_jobs`` processes (fit_many).
+(the vector case uses the paper's 250 epochs; rate-distortion the paper's lambda = 500 and 8
+seed-noise inputs, with 1,000 epochs and the cosine step-size schedule);
+``<case>.mechanism = "gaussian"`` swaps in the reparameterised Gaussian mechanism; the 20 points
+of a curve are fitted in ``n_jobs`` processes (fit_many).
 
 Run: python experiments/tripathy2019_gaussian/run.py scalar|vector|rate_distortion
 """
