@@ -53,8 +53,7 @@ def discrete() -> dict[str, object]:
                 n_sensitive=m,
                 delta=float(delta),
                 rng=0,
-                epochs=cfg["epochs"][obs],
-                **cfg["ppan"],
+                **{**cfg["ppan"], **cfg["observations"][obs]},
             )
             for delta, data in zip(deltas, sets, strict=True)
         ]

@@ -12,6 +12,7 @@ from privwatch import ValidationError, theory
 from privwatch.adversarial import (
     PPAN,
     CategoricalAdversary,
+    FactoredMechanism,
     GaussianAdversary,
     GaussianMechanism,
     SeedNoiseMechanism,
@@ -22,22 +23,26 @@ from privwatch.adversarial import (
 from privwatch.datasets import SymmetricPair, gaussian_pair, symmetric_pair
 
 
-def _useful_data_ppan(n: int, epochs: int, **params: object) -> tuple[SymmetricPair, PPAN]:
-    """PPAN on the useful-data symmetric pair m = 4, p = 0.3, budget 0.25."""
-    data = symmetric_pair(n, m=4, p=0.3, observation="useful", rng=0)
-    ppan = PPAN.finite(
+def _finite_ppan(n_observed: int, delta: float, epochs: int, **params: object) -> PPAN:
+    """Finite PPAN for a symmetric pair with m = 4 (steps 0.05 / 0.1, 5 adversary steps)."""
+    return PPAN.finite(
         1 - np.eye(4),
-        n_observed=4,
+        n_observed=n_observed,
         n_sensitive=4,
-        delta=0.25,
+        delta=delta,
         epochs=epochs,
         lr=0.05,
         adversary_lr=0.1,
         adversary_steps=5,
         rng=0,
         **params,
-    ).fit(data.w, data.x, data.y)
-    return data, ppan
+    )
+
+
+def _useful_data_ppan(n: int, epochs: int, **params: object) -> tuple[SymmetricPair, PPAN]:
+    """PPAN on the useful-data symmetric pair m = 4, p = 0.3, budget 0.25."""
+    data = symmetric_pair(n, m=4, p=0.3, observation="useful", rng=0)
+    return data, _finite_ppan(4, 0.25, epochs, **params).fit(data.w, data.x, data.y)
 
 
 def test_finite_ppan_reaches_the_useful_data_optimum() -> None:
@@ -67,6 +72,34 @@ def test_cosine_schedule_anneals_every_step_size_to_zero() -> None:
     optimum = theory.symmetric_pair(dist, m=4, p=0.3, observation="useful")
     assert 0.15 < dist <= 0.25 + 0.01
     assert optimum - 1e-9 <= mi <= optimum + 0.01
+
+
+def test_factored_mechanism_shares_attributes_and_fills_unseen_cells() -> None:
+    mech = FactoredMechanism((3, 4), 4)
+    with torch.no_grad():
+        mech.factors[0][1] = torch.tensor([0.0, 1.0, 0.0, 0.0])  # w_1 = 1
+        mech.factors[1][2] = torch.tensor([0.0, 0.0, 2.0, 0.0])  # w_2 = 2
+        mech.interaction[1 * 4 + 2] = torch.tensor([0.5, 0.0, 0.0, 0.0])
+    k = mech.channel().numpy()
+    assert k.shape == (12, 4) and np.allclose(k.sum(axis=1), 1.0)
+    # cell (1, 2), flat code 6: softmax of A_1[1] + A_2[2] + C[6]
+    expect = np.exp([0.5, 1.0, 2.0, 0.0]) / np.exp([0.5, 1.0, 2.0, 0.0]).sum()
+    assert np.allclose(k[6], expect, atol=1e-6)
+    assert np.allclose(k[0], 0.25)  # untouched cell: uniform
+    assert np.allclose(mech.release(torch.tensor([6, 0])).detach().numpy(), k[[6, 0]], atol=1e-6)
+    # trained on the full-data symmetric pair without any sample of the cell (x, y) = (1, 2), that
+    # cell still releases its y = 2 (what cells with y = 2 learned); a plain matrix keeps it uniform
+    data = symmetric_pair(1000, m=4, p=0.3, observation="full", rng=1)
+    keep = data.w != 1 * 4 + 2
+    rows = {}
+    for shape in (None, (4, 4)):
+        ppan = _finite_ppan(16, 0.1, 40, observed_shape=shape)
+        ppan.fit(data.w[keep], data.x[keep], data.y[keep])
+        rows[shape] = ppan.channel()[6]
+    assert isinstance(ppan.mechanism, FactoredMechanism)
+    assert np.allclose(rows[None], 0.25) and rows[(4, 4)][2] > 0.4
+    _, dist = data.evaluate(ppan.channel())  # within budget on the true pmf (the approach to
+    assert dist <= 0.1 + 0.02  # the optimum needs the paper's long schedule: the experiment)
 
 
 def test_gaussian_ppan_meets_the_budget_and_approaches_prop_1() -> None:
@@ -148,5 +181,9 @@ def test_gaussian_mi_and_bad_inputs() -> None:
         make(gamma=1.0).fit(data.w, data.x, data.y)
     with pytest.raises(ValidationError, match="one row per sample"):
         make().fit(data.w, data.x[:5], data.y)
+    with pytest.raises(ValidationError, match="`observed_shape` must be positive ints"):
+        PPAN.finite(1 - np.eye(3), n_observed=9, n_sensitive=3, observed_shape=(3, 2))
+    with pytest.raises(ValidationError, match="`observed_shape` must be positive ints"):
+        PPAN.finite(1 - np.eye(3), n_observed=9, n_sensitive=3, observed_shape=(9, 0))
     with pytest.raises(ValidationError, match="`distortion` must be a finite non-negative"):
         PPAN.finite(-np.eye(3), n_observed=3, n_sensitive=3)

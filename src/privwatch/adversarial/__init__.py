@@ -4,6 +4,7 @@ Privacy-Preserving Adversarial Networks (Tripathy, Wang, Ishwar)."""
 from ._curve import fit_many
 from ._families import (
     CategoricalAdversary,
+    FactoredMechanism,
     GaussianAdversary,
     GaussianMechanism,
     MatrixMechanism,
@@ -19,6 +20,7 @@ from ._ppan import PPAN, gaussian_mi
 __all__ = [
     "PPAN",
     "CategoricalAdversary",
+    "FactoredMechanism",
     "GaussianAdversary",
     "GaussianMechanism",
     "IterationRecord",

@@ -16,6 +16,7 @@ from ..estimators._torch_utils import mlp, require_torch
 
 __all__ = [
     "CategoricalAdversary",
+    "FactoredMechanism",
     "GaussianAdversary",
     "GaussianMechanism",
     "MatrixMechanism",
@@ -38,6 +39,44 @@ class MatrixMechanism(nn.Module):  # type: ignore[misc,name-defined]
     def __init__(self, n_w: int, n_z: int) -> None:
         super().__init__()
         self.logits = nn.Parameter(torch.zeros(n_w, n_z))
+
+    def release(self, w: Any, generator: Any = None) -> Any:
+        return torch.softmax(self.logits[w], dim=1)
+
+    def channel(self) -> Any:
+        """The (n_w, n_z) row-stochastic matrix of the mechanism."""
+        with torch.no_grad():
+            return torch.softmax(self.logits, dim=1)
+
+
+class FactoredMechanism(nn.Module):  # type: ignore[misc,name-defined]
+    r"""Finite alphabets, W a tuple of attributes (w_1, ..., w_k) with sizes ``shape`` and
+    w the flat (row-major) code: P(z | w) = softmax(sum_j A_j[w_j] + C[w]).
+
+    As expressive as :class:`MatrixMechanism` (C alone is the full matrix), but cells that share
+    an attribute value share A_j: a cell seen rarely or never in training borrows what the
+    others learned instead of keeping its initial row (uniform release). For the full-data
+    symmetric pair (W = (X, Y)) this is what brings PPAN within 0.03 nats of the optimum on 1,000
+    samples (experiments/tripathy2019_symmetric_pair). All parameters start at 0 (uniform).
+    """
+
+    exact = True
+
+    def __init__(self, shape: Sequence[int], n_z: int) -> None:
+        super().__init__()
+        self.shape = tuple(int(s) for s in shape)
+        self.factors = nn.ParameterList([nn.Parameter(torch.zeros(s, n_z)) for s in self.shape])
+        self.interaction = nn.Parameter(torch.zeros(math.prod(self.shape), n_z))
+        codes = torch.cartesian_prod(*(torch.arange(s) for s in self.shape))
+        self.register_buffer("codes", codes.reshape(-1, len(self.shape)))
+
+    @property
+    def logits(self) -> Any:
+        """(n_w, n_z) logits of every cell."""
+        out = self.interaction
+        for j, table in enumerate(self.factors):
+            out = out + table[self.codes[:, j]]
+        return out
 
     def release(self, w: Any, generator: Any = None) -> Any:
         return torch.softmax(self.logits[w], dim=1)

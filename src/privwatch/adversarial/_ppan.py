@@ -141,22 +141,49 @@ class PPAN(ParamsMixin):
 
     @classmethod
     def finite(
-        cls, distortion: ArrayLike, *, n_observed: int, n_sensitive: int, **params: Any
+        cls,
+        distortion: ArrayLike,
+        *,
+        n_observed: int,
+        n_sensitive: int,
+        observed_shape: Sequence[int] | None = None,
+        **params: Any,
     ) -> PPAN:
         """PPAN for finite alphabets (§III-A1): a :class:`MatrixMechanism` (|W| x |Z|), a
         matrix :class:`CategoricalAdversary` (|Z| -> |X|) and the distortion table
-        ``distortion[y, z]`` (e.g. ``1 - np.eye(m)`` for Pr[Y != Z]). With an integer ``rng``
-        the initial weights are seeded too, so the whole run is reproducible."""
-        from ._families import CategoricalAdversary, MatrixMechanism, hamming
+        ``distortion[y, z]`` (e.g. ``1 - np.eye(m)`` for Pr[Y != Z]). With ``observed_shape``
+        (W a tuple of attributes of these sizes, coded row-major, e.g. ``(m, m)`` for
+        W = (X, Y) coded x * m + y) the mechanism is a :class:`FactoredMechanism` instead. With
+        an integer ``rng`` the initial weights are seeded too, so the whole run is
+        reproducible."""
+        from ._families import CategoricalAdversary, FactoredMechanism, MatrixMechanism, hamming
 
         table = check_cost_matrix(distortion, "distortion", rows="n_useful, n_outputs")
         n_z = table.shape[1]
+        check_positive_int(n_observed, "n_observed")
+        check_positive_int(n_sensitive, "n_sensitive")
+        if observed_shape is not None:
+            shape = tuple(observed_shape)
+            if (
+                not shape
+                or any(not isinstance(s, (int, np.integer)) or s < 1 for s in shape)
+                or math.prod(shape) != n_observed
+            ):
+                raise ValidationError(
+                    f"`observed_shape` must be positive ints whose product is `n_observed` "
+                    f"({n_observed}); got {observed_shape!r}."
+                )
         torch = require_torch()
         rng = params.get("rng")
         if rng is not None:  # reproducible initial weights of the adversary
             torch.manual_seed(int(check_rng(rng).integers(0, 2**62)))
+        mechanism = (
+            MatrixMechanism(n_observed, n_z)
+            if observed_shape is None
+            else FactoredMechanism(observed_shape, n_z)
+        )
         return cls(
-            MatrixMechanism(n_observed, n_z),
+            mechanism,
             CategoricalAdversary(n_z, n_sensitive),
             hamming(table),
             **params,
