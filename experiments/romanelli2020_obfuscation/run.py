@@ -195,7 +195,7 @@ def draw_row(
         if not title.startswith("planar Laplace"):
             ax.set_xlim(lo[0], hi[0])
             ax.set_ylim(lo[1], hi[1])
-        ax.set_title(f"{what}, {title}, L = {L:.0f} m", fontsize=9)
+        ax.set_title(f"{what}, {title}, L = {L:.0f} m", fontsize=8)
         ax.set_aspect("equal")
         ax.set_xlabel("east (m)")
         ax.set_ylabel("north (m)")
