@@ -91,3 +91,18 @@ def test_models_that_cannot_be_stacked_are_fitted_one_by_one() -> None:
     ms[0].callbacks = [lambda epoch, rec, est: seen.append(epoch)]  # callbacks: not stackable
     fitted = fit_many(ms, (d.w, d.x, d.y))
     assert seen == list(range(15)) and all(len(m.history_) == 15 for m in fitted)
+
+
+def test_continuous_ppans_are_fitted_one_by_one() -> None:
+    from privwatch.adversarial import GaussianAdversary, SeedNoiseMechanism, squared_error
+
+    g = np.random.default_rng(0)
+    x = g.standard_normal((200, 1))
+    y = x + 0.5 * g.standard_normal((200, 1))
+
+    def ppan(delta: float) -> PPAN:
+        mech, adv = SeedNoiseMechanism(1, 1, hidden=(4,)), GaussianAdversary(1, 1, hidden=(4,))
+        return PPAN(mech, adv, squared_error, delta=delta, epochs=2, batch_size=100, rng=0)
+
+    fitted = fit_many([ppan(0.2), ppan(0.5)], (y, x, y))
+    assert all(len(m.history_) == 2 for m in fitted)

@@ -47,8 +47,10 @@ def can_stack(models: Sequence[Any], triples: Sequence[Any]) -> bool:
     first = models[0]
     if len(models) < 2 or not all(type(m) is PPAN for m in models):
         return False
+    if not all(type(m.mechanism) in (MatrixMechanism, FactoredMechanism) for m in models):
+        return False
     kinds = {(type(m.mechanism), tuple(p.shape for p in _mech_params(m.mechanism))) for m in models}
-    if len(kinds) != 1 or next(iter(kinds))[0] not in (MatrixMechanism, FactoredMechanism):
+    if len(kinds) != 1:
         return False
     for m in models:
         adv = m.adversary
