@@ -49,6 +49,15 @@ class MatrixMechanism(nn.Module):  # type: ignore[misc,name-defined]
             return torch.softmax(self.logits, dim=1)
 
 
+def factored_logits(factors: Sequence[Any], interaction: Any, codes: Any) -> Any:
+    """C[w] + sum_j A_j[w_j] for every cell w (``codes[w]`` = its attribute values); the tables
+    may carry leading batch axes, e.g. (models, n_values, n_z) for stacked fits."""
+    out = interaction
+    for j, table in enumerate(factors):
+        out = out + table[..., codes[:, j], :]
+    return out
+
+
 class FactoredMechanism(nn.Module):  # type: ignore[misc,name-defined]
     r"""Finite alphabets, W a tuple of attributes (w_1, ..., w_k) with sizes ``shape`` and
     w the flat (row-major) code: P(z | w) = softmax(sum_j A_j[w_j] + C[w]).
@@ -73,10 +82,7 @@ class FactoredMechanism(nn.Module):  # type: ignore[misc,name-defined]
     @property
     def logits(self) -> Any:
         """(n_w, n_z) logits of every cell."""
-        out = self.interaction
-        for j, table in enumerate(self.factors):
-            out = out + table[self.codes[:, j]]
-        return out
+        return factored_logits(list(self.factors), self.interaction, self.codes)
 
     def release(self, w: Any, generator: Any = None) -> Any:
         return torch.softmax(self.logits[w], dim=1)

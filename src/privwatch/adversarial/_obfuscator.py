@@ -269,6 +269,11 @@ class Obfuscator(ParamsMixin):
             budget=float(self.budget),
             points=w_tr,
         )
+        target = (1.0 - self.margin) * float(self.budget)
+        self._centre, self._scale = centre, scale
+        self.history_: list[IterationRecord] = []
+        if self.attacker == "bayes":  # no classifier: the exact posterior is the attacker
+            return self._fit_bayes(gen, (w_tr, x_tr), (w_va, x_va), n_users, target)
         clf0 = mlp(2, tuple(self.classifier_hidden), n_users)
         for layer in clf0:
             if isinstance(layer, torch.nn.Linear):  # Glorot, as the paper's C0
@@ -277,8 +282,6 @@ class Obfuscator(ParamsMixin):
         c0_state = copy.deepcopy(clf0.state_dict())
         clf = clf0
         g_opt = adam(gen.parameters(), self.generator_lr)
-        target = (1.0 - self.margin) * float(self.budget)
-        self._centre, self._scale = centre, scale
 
         def release(w: Any, hits: int) -> tuple[Any, Any]:
             w_rep = w.repeat(hits, 1)
@@ -290,9 +293,6 @@ class Obfuscator(ParamsMixin):
             with torch.no_grad():
                 return float((clf(self._normalize(torch, z)).argmax(dim=1) == x).float().mean())
 
-        self.history_: list[IterationRecord] = []
-        if self.attacker == "bayes":
-            return self._fit_bayes(gen, (w_tr, x_tr), (w_va, x_va), n_users, target)
         best_acc, best_state, best_it, stale = math.inf, copy.deepcopy(gen.state_dict()), 0, 0
         from rich.progress import Progress
 

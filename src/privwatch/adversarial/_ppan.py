@@ -213,14 +213,16 @@ class PPAN(ParamsMixin):
         z = self.mechanism.release(w, self._gen)
         return self.log_q(x, z), self.distortion(y, z)
 
-    def penalty_term(self, dist: Any) -> Any:
-        """The distortion part of the objective for per-sample distortions ``dist``."""
+    def penalty_term(self, dist: Any, delta: Any = None) -> Any:
+        """The distortion part of the objective for per-sample distortions ``dist`` (last axis;
+        leading axes, e.g. the models of a stacked fit, each with its own ``delta``)."""
         torch = require_torch()
+        d = torch.as_tensor(self.delta if delta is None else delta, dtype=dist.dtype)
         if self.penalty == "expected":
-            return self.lam * torch.clamp(dist.mean() - self.delta, min=0.0) ** 2
+            return self.lam * torch.clamp(dist.mean(dim=-1) - d, min=0.0) ** 2
         if self.penalty == "per_sample":
-            return self.lam * (torch.clamp(dist - self.delta, min=0.0) ** 2).mean()
-        return self.lam * dist.mean()
+            return self.lam * (torch.clamp(dist - d.unsqueeze(-1), min=0.0) ** 2).mean(dim=-1)
+        return self.lam * dist.mean(dim=-1)
 
     def _realism(self, z: Any) -> Any:
         """gamma * E[log D(z)] of eq. (9) (0 without a discriminator)."""

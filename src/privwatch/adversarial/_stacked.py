@@ -16,7 +16,12 @@ import numpy as np
 
 from .._rng import check_rng
 from ..estimators._torch_utils import adam, require_torch, torch_generator
-from ._families import CategoricalAdversary, FactoredMechanism, MatrixMechanism
+from ._families import (
+    CategoricalAdversary,
+    FactoredMechanism,
+    MatrixMechanism,
+    factored_logits,
+)
 
 __all__ = ["can_stack", "fit_stacked"]
 
@@ -99,21 +104,13 @@ def fit_stacked(models: Sequence[Any], triples: Sequence[Any]) -> list[Any]:
     def rows(wb: Any) -> Any:  # (M, b, n_z) release probabilities
         logits = mech_params[-1]
         if factored:
-            for j, table in enumerate(mech_params[:-1]):
-                logits = logits + table[:, codes[:, j]]
+            logits = factored_logits(mech_params[:-1], logits, codes)
         return torch.softmax(logits.gather(1, wb[..., None].expand(-1, -1, logits.shape[2])), 2)
 
     def log_q(z: Any, xb: Any) -> Any:  # (M, b): E_z log Q(x | z), eq. (6)
         log_post = torch.log_softmax(adv_w.transpose(1, 2), dim=2)  # (M, n_z, n_x)
         picked = log_post.gather(2, xb[:, None, :].expand(-1, log_post.shape[1], -1))
         return (z * picked.transpose(1, 2)).sum(dim=2)
-
-    def penalty(dist: Any) -> Any:  # (M,)
-        if first.penalty == "expected":
-            return first.lam * torch.clamp(dist.mean(dim=1) - delta, min=0.0) ** 2
-        if first.penalty == "per_sample":
-            return first.lam * (torch.clamp(dist - delta[:, None], min=0.0) ** 2).mean(dim=1)
-        return first.lam * dist.mean(dim=1)
 
     histories: list[list[dict[str, float]]] = [[] for _ in models]
     for epoch in range(first.epochs):
@@ -132,7 +129,7 @@ def fit_stacked(models: Sequence[Any], triples: Sequence[Any]) -> list[Any]:
             z = rows(wb)
             priv = log_q(z, xb)
             dist = distortion(yb.reshape(-1), z.reshape(-1, z.shape[2])).reshape(yb.shape)
-            loss = (priv.mean(dim=1) + penalty(dist)).sum()
+            loss = (priv.mean(dim=1) + first.penalty_term(dist, delta)).sum()
             mech_opt.zero_grad()
             loss.backward()
             mech_opt.step()
