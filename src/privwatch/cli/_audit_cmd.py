@@ -17,7 +17,8 @@ from rich.table import Table
 
 from ..exceptions import PrivacyWarning, PrivwatchError
 from ..preprocessing import DEFAULT_MAX_LEVELS
-from ..report import audit, check_writable, write_audit
+from ..release import ReleaseNotMetWarning, parse_hierarchy_specs
+from ..report import AuditResult, audit, check_writable, write_audit
 from ._io import console, err_console, fail, load_input
 
 
@@ -44,6 +45,27 @@ def audit_command(
     dataset: Annotated[str | None, typer.Option(help="A bundled data set: compas.")] = None,
     out: Annotated[Path, typer.Option(help="Output folder.")] = Path("privwatch-audit"),
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    hierarchy: Annotated[
+        list[str] | None,
+        typer.Option(help="COL=FILE: an ARX-style hierarchy (value;coarser;...;*) for COL."),
+    ] = None,
+    disclosure: Annotated[
+        str,
+        typer.Option(
+            help="both (two-sided lift privacy) or positive (beliefs may only grow by e^epsilon)."
+        ),
+    ] = "both",
+    max_suppressed: Annotated[
+        float, typer.Option(help="Largest share of records the release may suppress.")
+    ] = 0.05,
+    folds: Annotated[int, typer.Option(help="Folds of the held-out check (0: none).")] = 5,
+    useful: Annotated[
+        str | None, typer.Option(help="Keep the most information about this column.")
+    ] = None,
+    local: Annotated[bool, typer.Option(help="Try local recoding beside global recoding.")] = True,
+    held_out_tolerance: Annotated[
+        float, typer.Option(help="Largest held-out breach probability still called met.")
+    ] = 0.05,
 ) -> None:
     """Audit a table: score every record, release a lift-private version, write a report."""
     t0 = time.perf_counter()
@@ -68,7 +90,7 @@ def audit_command(
                 warnings.simplefilter("always", PrivacyWarning)
                 result = audit(
                     df,
-                    sensitive_col,
+                    sensitive_col.split(",") if "," in sensitive_col else sensitive_col,
                     cols,
                     epsilon=epsilon,
                     delta=delta,
@@ -80,6 +102,13 @@ def audit_command(
                     max_levels=max_levels,
                     rng=seed,
                     step=step,
+                    hierarchies=parse_hierarchy_specs(hierarchy or []),
+                    disclosure=disclosure,
+                    max_suppressed=max_suppressed,
+                    folds=folds,
+                    useful=useful,
+                    local=local,
+                    held_out_tolerance=held_out_tolerance,
                 )
             step("writing the outputs")
             written = write_audit(result, out)
@@ -89,8 +118,18 @@ def audit_command(
     except OSError as exc:
         fail(f"could not write the outputs to {out}: {exc}; nothing was left there.")
         return
-    for w in {str(w.message) for w in caught}:
+    for w in {str(w.message) for w in caught if not issubclass(w.category, ReleaseNotMetWarning)}:
         err_console.print(f"[yellow]warning:[/] {w}", highlight=False, soft_wrap=True)
+    if result.found is not None:
+        print_release(result, epsilon is None)
+        console.print(
+            f"wrote {', '.join(p.name for p in written)} to {out} in "
+            f"{time.perf_counter() - t0:.1f} s",
+            soft_wrap=True,
+        )
+        if not result.satisfied:
+            raise typer.Exit(3)
+        return
     g = result.watchdog.guarantee_
     table = Table(title="privwatch audit")
     table.add_column("")
@@ -130,6 +169,10 @@ def audit_command(
         f"wrote {', '.join(p.name for p in written)} to {out} in {time.perf_counter() - t0:.1f} s",
         soft_wrap=True,
     )
+    if not result.satisfied:
+        for reason in result.leakage.get("reasons", []):
+            err_console.print(f"[bold red]NOT MET:[/] {reason}", highlight=False, soft_wrap=True)
+        raise typer.Exit(3)
 
 
 def experiments_root() -> Path:
@@ -164,3 +207,51 @@ def reproduce_command(
         fail(f"experiment {name} failed with exit code {code}.")
     outputs = sorted(p.name for p in (root / name).iterdir() if p.suffix in (".json", ".png"))
     console.print(f"results in {root / name}: {', '.join(outputs)}", soft_wrap=True)
+
+
+def print_release(result: AuditResult, proposed: bool) -> None:
+    """The verdict first (in colour and words), then the figures of the searched release."""
+    found = result.found
+    assert found is not None
+    n = found.n_records
+    if found.satisfied:
+        console.print("[bold green]MET[/]: the release meets the requested guarantee.")
+    else:
+        console.print("[bold red]NOT MET[/]: the request cannot be delivered as asked.")
+        for reason in found.reasons:
+            console.print(f"  [red]- {reason}[/]", highlight=False, soft_wrap=True)
+        if found.alternatives:
+            console.print("Nearest feasible alternatives:")
+            for alt in found.alternatives:
+                console.print(f"  - {alt}", highlight=False, soft_wrap=True)
+    console.print(result.leakage["guarantee_in_words"], soft_wrap=True, highlight=False)
+    table = Table(title="privwatch audit")
+    table.add_column("")
+    table.add_column("value", justify="right")
+    held = found.held_out
+    rows = [
+        ("records", f"{n:,}"),
+        ("epsilon, disclosure", f"{found.epsilon:g} nats, {found.disclosure}"),
+        ("release", f"{found.method} recoding"),
+        (
+            "information kept",
+            f"{found.information_nats:.2f} of {found.information_input_nats:.2f} nats",
+        ),
+        ("records suppressed", f"{found.suppressed_records:,} of {n:,}"),
+        ("worst log-lift, in-sample", f"{found.max_log_lift:.3f} nats (exact)"),
+    ]
+    if held is not None:
+        lo, hi = held.breach_probability_ci
+        rows.append(
+            (
+                "held-out breach probability",
+                f"{held.breach_probability:.1%} (95 % {lo:.1%}-{hi:.1%})",
+            )
+        )
+    for name, value in rows:
+        table.add_row(name, value)
+    console.print(table)
+    if proposed:
+        console.print(
+            f"epsilon proposed: {result.epsilon:.4g} ({result.epsilon_reason}).", soft_wrap=True
+        )

@@ -7,4 +7,19 @@ that test a release.
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ._api import ReleaseNotMetWarning, ReleaseResult, find_release
+from ._cells import LiftBox
+from ._heldout import HeldOut
+from ._hierarchy import SUPPRESSED, Hierarchy, auto_hierarchy, parse_hierarchy_specs
+
+__all__: list[str] = [
+    "SUPPRESSED",
+    "HeldOut",
+    "Hierarchy",
+    "LiftBox",
+    "ReleaseNotMetWarning",
+    "ReleaseResult",
+    "auto_hierarchy",
+    "find_release",
+    "parse_hierarchy_specs",
+]

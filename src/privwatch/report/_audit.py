@@ -6,6 +6,7 @@ import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,9 @@ import pandas as pd
 
 from ..estimators import ClassifierLift, DVLift, LiftEstimator
 from ..exceptions import PrivacyWarning, ValidationError
+from ..measures import leakage_report
 from ..preprocessing import DEFAULT_MAX_LEVELS, BinSpec
+from ..release import Hierarchy, ReleaseNotMetWarning, ReleaseResult, find_release
 from ..watchdog import Watchdog, record_tradeoff, tradeoff
 from ..watchdog._results import RecordScores
 from ._prepare import prepare_table
@@ -44,6 +47,12 @@ class AuditResult:
     leakage: dict[str, Any]
     log_lift: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0)))
     data: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
+    found: ReleaseResult | None = None
+
+    @property
+    def satisfied(self) -> bool:
+        """Whether the requested guarantee was delivered (see ``leakage["status"]``)."""
+        return bool(self.leakage.get("status", "met") == "met")
 
 
 def _estimator(name: str, rng: int) -> LiftEstimator | None:
@@ -85,7 +94,7 @@ def _choose_epsilon(curve: pd.DataFrame, plugin: bool) -> tuple[float, str]:
 
 def audit(
     df: pd.DataFrame,
-    sensitive: str,
+    sensitive: str | Sequence[str],
     observed: Sequence[str] | None = None,
     *,
     epsilon: float | None = None,
@@ -98,12 +107,37 @@ def audit(
     max_levels: int | None = DEFAULT_MAX_LEVELS,
     rng: int = 0,
     step: Step | None = None,
+    hierarchies: Mapping[str, str | Path | Hierarchy] | None = None,
+    disclosure: str = "both",
+    max_suppressed: float = 0.05,
+    folds: int = 5,
+    useful: str | None = None,
+    local: bool = True,
+    held_out_tolerance: float = 0.05,
 ) -> AuditResult:
     """Run the privacy watchdog audit of ``df`` (see the CLI's ``privwatch audit``).
 
     With ``epsilon=None`` the tradeoff curve proposes one (see :data:`TARGET_LOSS`) and the
-    reason is returned in ``epsilon_reason``.
+    reason is returned in ``epsilon_reason``. On the plug-in route without ``delta`` the release
+    is the most informative generalisation that meets epsilon-lift privacy
+    (:func:`privwatch.release.find_release`: hierarchies, suppression limit, local recoding,
+    held-out check); with ``delta`` it is the (epsilon, delta) watchdog release of Sadeghi et al.
+    Several sensitive columns (a list) are scored as their joint tuple and released with a
+    guarantee for each and for the joint tuple.
     """
+    components: list[str] | None = None
+    if not isinstance(sensitive, str):
+        components = list(sensitive)
+        missing_s = [c for c in components if c not in df.columns]
+        if missing_s:
+            raise ValidationError(f"`sensitive` must name columns of the data; got {missing_s}.")
+        joint = "+".join(components)
+        if observed is None:
+            observed = [c for c in df.columns if c not in components]
+        df = df.assign(**{joint: df[components].astype(str).agg("|".join, axis=1)})
+        sensitive = joint
+        if len(components) == 1:
+            components = None
     say = step or (lambda _msg: None)
     est = _estimator(estimator, rng)
     say("preparing the data")
@@ -124,6 +158,7 @@ def audit(
     else:
         curve = record_tradeoff(risk, grid)
     reason = "given by the user"
+    proposed = epsilon is None
     if epsilon is None:
         epsilon, reason = _choose_epsilon(curve, est is None)
     say("fitting the watchdog and releasing")
@@ -136,6 +171,57 @@ def audit(
         release = wd.transform(frame)
     score_frame = scores.to_frame().drop(columns=["known"])
     score_frame["flagged"] = flags
+    found: ReleaseResult | None = None
+    if est is None and delta is None:
+        say("searching the most informative release")
+        source = frame if components is None else frame.join(df[components])
+        def search(eps: float, final: bool = True) -> ReleaseResult:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", PrivacyWarning)
+                warnings.simplefilter("ignore", ReleaseNotMetWarning)
+                return find_release(
+                    source,
+                    list(components) if components else sensitive,
+                    cols,
+                    epsilon=eps,
+                    disclosure=disclosure,
+                    max_suppressed=max_suppressed,
+                    hierarchies=hierarchies,
+                    useful=useful,
+                    local=local,
+                    folds=folds,
+                    held_out_tolerance=held_out_tolerance,
+                    frontier_epsilons=None if final else [],
+                    suggest=final,
+                    rng=rng,
+                )
+
+        found = search(float(epsilon), final=not proposed)
+        if proposed and not found.satisfied and found.held_out is not None:
+            # a proposed epsilon must also hold on held-out records: try larger ones
+            for factor in (1.5, 2.0, 3.0):
+                retry = search(float(epsilon) * factor, final=False)
+                if retry.satisfied:
+                    reason = (
+                        f"{reason}; raised {factor:g}x to {epsilon * factor:.3g} because at "
+                        f"{epsilon:.3g} the held-out breach probability was "
+                        f"{found.held_out.breach_probability:.1%}, above the tolerance "
+                        f"{held_out_tolerance:.0%}"
+                    )
+                    epsilon, found = epsilon * factor, retry
+                    break
+            found = search(float(epsilon))
+        elif proposed:
+            found = search(float(epsilon))
+        if not found.satisfied:
+            warnings.warn("; ".join(found.reasons), ReleaseNotMetWarning, stacklevel=2)
+        release = frame[cols].copy()
+        for c in cols:
+            release[c] = found.released[c].to_numpy()
+        score_frame = score_frame.drop(columns=["risk", "flagged"])
+        for c in found.records.columns:
+            score_frame[c] = found.records[c].to_numpy()
+        flags = found.records["flagged"].to_numpy()
     summary: dict[str, Any] = dict(counts)
     summary.update(
         {
@@ -152,7 +238,28 @@ def audit(
         "guarantee": wd.guarantee_.to_dict(),
         "guarantee_in_words": wd.guarantee_.explain(),
     }
-    if est is None:
+    if found is not None:
+        leakage.update(found.to_dict())
+        leakage["guarantee_in_words"] = explain_release(found, frame[sensitive])
+        leakage["before"] = wd.leakage_before_.to_dict()
+        leakage["after"] = release_leakage(frame[sensitive], release[cols]).to_dict()
+        leakage["utility"] = {
+            "information_nats": found.information_nats,
+            "information_input_nats": found.information_input_nats,
+        }
+        summary["n_observed_symbols"] = int(wd.encoder_.n_symbols)
+        summary["n_suppressed"] = found.suppressed_records
+    elif est is None:
+        reached = wd.guarantee_.delta <= (delta or 0.0) + 1e-12
+        leakage["status"] = "met" if reached else "not_met"
+        leakage["reasons"] = (
+            []
+            if reached
+            else [
+                f"the (epsilon, delta) algorithm reaches a breach probability of "
+                f"{wd.guarantee_.delta:.3g}, above the requested delta {delta:g}"
+            ]
+        )
         leakage["before"] = wd.leakage_before_.to_dict()
         leakage["after"] = wd.leakage_after_.to_dict()
         leakage["utility"] = wd.utility_.to_dict()
@@ -177,6 +284,16 @@ def audit(
         "force": force,
         "max_levels": max_levels,
         "rng": rng,
+        "hierarchies": {
+            k: str(v) if not isinstance(v, Hierarchy) else "given"
+            for k, v in (hierarchies or {}).items()
+        },
+        "disclosure": disclosure,
+        "max_suppressed": max_suppressed,
+        "folds": folds,
+        "useful": useful,
+        "local_recoding": local,
+        "held_out_tolerance": held_out_tolerance,
     }
     return AuditResult(
         settings,
@@ -190,4 +307,40 @@ def audit(
         leakage,
         scores.log_lift,
         frame,
+        found,
+    )
+
+
+def release_leakage(sensitive: pd.Series, released: pd.DataFrame) -> Any:
+    """Exact leakage measures of the released cells about the sensitive column."""
+    cells = pd.factorize(pd.MultiIndex.from_frame(released.astype(str)))[0]
+    s_codes = pd.factorize(sensitive, sort=True)[0]
+    p = np.zeros((int(s_codes.max()) + 1, int(cells.max()) + 1))
+    np.add.at(p, (s_codes, cells), 1.0)
+    return leakage_report(p / p.sum())
+
+
+def explain_release(found: ReleaseResult, sensitive: pd.Series) -> str:
+    """What the guarantee means for one person, in words."""
+    shares = sensitive.astype(str).value_counts(normalize=True)
+    value, prior = str(shares.index[-1]), float(shares.iloc[-1])
+    e = found.epsilon
+    grows = min(1.0, prior * math.exp(e))
+    text = (
+        f"Seeing a released record, an adversary's belief that the person's {sensitive.name} is "
+        f"{value} can grow from {prior:.1%} (its share in the data) to at most {grows:.1%}"
+    )
+    if found.disclosure == "both":
+        text += f", and shrink to no less than {prior * math.exp(-e):.2%}"
+    text += (
+        f" (epsilon = {e:g} nats, {'two-sided' if found.disclosure == 'both' else 'one-sided'} "
+        "lift privacy). This holds exactly for the audited records; "
+    )
+    held = found.held_out
+    if held is None:
+        return text + "it was not checked on held-out records."
+    lo, hi = held.breach_probability_ci
+    return text + (
+        f"on records the release was not fitted on, {held.breach_probability:.0%} of them "
+        f"(95 % interval {lo:.0%}-{hi:.0%}) fall in a released cell that breaks it."
     )

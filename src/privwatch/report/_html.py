@@ -48,7 +48,56 @@ def render_report(result: AuditResult, images: Path, max_rows: int = 25) -> str:
     leak_rows = [
         {"name": k, "before": _fmt(before.get(k)), "after": _fmt(after.get(k, "-"))} for k in names
     ]
+    found = result.found
+    findings = None
+    if found is not None:
+        held = found.held_out
+        findings = {
+            "met": found.satisfied,
+            "reasons": found.reasons,
+            "alternatives": found.alternatives,
+            "words": result.leakage.get("guarantee_in_words", ""),
+            "method": found.method,
+            "information": f"{found.information_nats:.2f}",
+            "information_input": f"{found.information_input_nats:.2f}",
+            "information_global": f"{found.information_global_nats:.2f}",
+            "information_local": "-"
+            if found.information_local_nats is None
+            else f"{found.information_local_nats:.2f}",
+            "suppressed": found.suppressed_records,
+            "n": found.n_records,
+            "worst": f"{found.max_log_lift:.3f}",
+            "disclosure": found.disclosure,
+            "held": None
+            if held is None
+            else {
+                "folds": held.folds,
+                "breach": f"{held.breach_probability:.1%}",
+                "breach_ci": f"{held.breach_probability_ci[0]:.1%} - "
+                f"{held.breach_probability_ci[1]:.1%}",
+                "breach_plugin": f"{held.breach_probability_plugin:.1%}",
+                "worst": f"{held.max_log_lift:.2f}",
+                "worst_ci": f"{held.max_log_lift_ci[0]:.2f} - {held.max_log_lift_ci[1]:.2f}",
+                "interval": held.interval,
+            },
+            "frontier": [
+                {
+                    "epsilon": f"{p['epsilon']:g}",
+                    "info": f"{p['information_nats']:.2f}",
+                    "glob": f"{p['information_global_nats']:.2f}",
+                    "suppressed": f"{p['suppressed_share']:.1%}",
+                    "method": p["method"],
+                }
+                for p in found.frontier
+            ],
+            "advice": found.records.loc[found.records["flagged"], "advice_column"]
+            .replace("", "(none helps)")
+            .value_counts()
+            .to_dict(),
+            "n_flagged": int(found.records["flagged"].sum()),
+        }
     html: str = template.render(
+        findings=findings,
         summary=result.summary,
         settings={k: _fmt(v) for k, v in result.settings.items()},
         epsilon=_fmt(result.epsilon),

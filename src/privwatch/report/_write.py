@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ..exceptions import ValidationError
 from ..plotting import plot_lift_scatter, plot_tradeoff, save
@@ -22,6 +23,7 @@ __all__ = ["OUTPUT_FILES", "check_writable", "write_audit"]
 OUTPUT_FILES = (
     "scores.csv",
     "release.csv",
+    "frontier.csv",
     "leakage.json",
     "tradeoff.png",
     "lift.png",
@@ -116,6 +118,8 @@ def write_audit(result: AuditResult, out: Path) -> list[Path]:
     try:
         result.scores.to_csv(staging / "scores.csv", index_label="record")
         result.release.to_csv(staging / "release.csv", index_label="record")
+        frontier = pd.DataFrame(result.leakage.get("frontier") or [])
+        frontier.to_csv(staging / "frontier.csv", index=False)
         payload = {
             "settings": result.settings,
             "summary": result.summary,

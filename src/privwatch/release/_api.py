@@ -1,0 +1,445 @@
+"""``find_release``: the most detailed release of a table that meets lift privacy.
+
+Notation: Hsu et al. and Sadeghi et al. write S for the sensitive attribute, X for the observed
+tuple and Y for the release; epsilon-lift privacy asks |log p(s|y)/p(s)| <= epsilon for every
+released cell y (``disclosure="both"``, Hsu et al. Def. 1) or only log p(s|y)/p(s) <= epsilon
+(``"positive"``: enhanced beta-likeness of Cao & Karras, VLDB 2012, with beta = e^epsilon - 1).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_nonnegative, check_positive_int, check_probability
+from ..exceptions import PrivwatchError, ValidationError
+from ._cells import DISCLOSURES, CountTable, LiftBox, cell_counts, group_rows
+from ._heldout import HeldOut, held_out_check
+from ._hierarchy import Hierarchy, build_hierarchies
+from ._local import refine_locally
+from ._search import Plan, ReleaseSpace, information, release_cells, search_global
+
+__all__ = ["ReleaseNotMetWarning", "ReleaseResult", "find_release"]
+
+
+class ReleaseNotMetWarning(UserWarning):
+    """The requested guarantee could not be delivered (see ``ReleaseResult.reasons``)."""
+
+
+@dataclass
+class ReleaseResult:
+    """A release with its in-sample guarantee, held-out figures and the search's frontier."""
+
+    satisfied: bool
+    reasons: list[str]
+    alternatives: list[str]
+    epsilon: float
+    disclosure: str
+    max_suppressed: float
+    method: str
+    generalisation: dict[str, Any]
+    information_nats: float
+    information_global_nats: float
+    information_local_nats: float | None
+    information_input_nats: float
+    suppressed_records: int
+    perturbed_records: int
+    n_records: int
+    max_log_lift: float
+    max_log_lift_by_attribute: dict[str, float]
+    held_out: HeldOut | None
+    frontier: list[dict[str, Any]]
+    nodes_evaluated: int
+    released: pd.DataFrame = field(repr=False)
+    records: pd.DataFrame = field(repr=False)
+    hierarchies: dict[str, Hierarchy] = field(repr=False, default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``release`` / ``guarantee`` / ``held_out`` / ``frontier`` parts of leakage.json."""
+        return {
+            "status": "met" if self.satisfied else "not_met",
+            "reasons": list(self.reasons),
+            "alternatives": list(self.alternatives),
+            "release": {
+                "method": self.method,
+                "generalisation": self.generalisation,
+                "entropy_nats": self.information_nats,
+                "information_global_nats": self.information_global_nats,
+                "information_local_nats": self.information_local_nats,
+                "information_input_nats": self.information_input_nats,
+                "suppressed_records": self.suppressed_records,
+                "perturbed_records": self.perturbed_records,
+                "n_records": self.n_records,
+                "nodes_evaluated": self.nodes_evaluated,
+            },
+            "guarantee": {
+                "epsilon": self.epsilon,
+                "disclosure": self.disclosure,
+                "max_suppressed": self.max_suppressed,
+                "max_log_lift_in_sample": self.max_log_lift,
+                "max_log_lift_by_attribute": self.max_log_lift_by_attribute,
+                "scope": "exact for the fitted (in-sample) distribution; see held_out",
+            },
+            "held_out": None if self.held_out is None else self.held_out.to_dict(),
+            "frontier": self.frontier,
+        }
+
+
+def _fold_of(n: int, folds: int, seed: int) -> np.ndarray:
+    """Fold of each record: a seeded permutation of the row positions, dealt round-robin."""
+    order = np.random.default_rng(seed).permutation(n)
+    fold = np.empty(n, dtype=np.int64)
+    fold[order] = np.arange(n) % folds
+    return fold
+
+
+class _Fitter:
+    """Search (global, then local refinement) at one epsilon on given counts."""
+
+    def __init__(
+        self,
+        space: ReleaseSpace,
+        table: CountTable,
+        epsilon: float,
+        disclosure: str,
+        max_suppressed: float,
+        local: bool,
+    ) -> None:
+        self.space, self.table, self.local = space, table, local
+        self.max_suppressed = max_suppressed
+        self.box = LiftBox(table.total().sum(0), table.marginals(), epsilon, disclosure)
+
+    def fit(self, counts: np.ndarray) -> tuple[Plan, float, float | None, int, tuple[int, ...]]:
+        best, evaluated = search_global(self.space, counts, self.box, self.max_suppressed)
+        plan, value_local = best.plan, None
+        if self.local:
+            root = Plan(
+                np.tile(self.space.n_levels - 1, (counts.shape[0], 1)),
+                np.ones(counts.shape[0], dtype=bool),
+            )
+            candidates = [
+                refine_locally(self.space, p, counts, self.box) for p in (best.plan, root)
+            ]
+            values = [
+                information(self.space, *release_cells(self.space, p), counts) for p in candidates
+            ]
+            i = int(np.argmax(values))
+            value_local = values[i]
+            if value_local > best.information + 1e-12:
+                plan = candidates[i]
+        return plan, best.information, value_local, evaluated, best.levels
+
+    def plan(self, counts: np.ndarray) -> Plan:
+        return self.fit(counts)[0]
+
+
+def _check_args(epsilon: float, disclosure: str, max_suppressed: float, folds: int) -> None:
+    check_nonnegative(epsilon, "epsilon")
+    if not math.isfinite(epsilon):
+        raise ValidationError(f"`epsilon` must be finite; got {epsilon!r}.")
+    if disclosure not in DISCLOSURES:
+        raise ValidationError(f"`disclosure` must be one of {DISCLOSURES}; got {disclosure!r}.")
+    check_probability(max_suppressed, "max_suppressed")
+    if folds != 0:
+        check_positive_int(folds, "folds")
+        if folds < 2:
+            raise ValidationError(f"`folds` must be 0 (no held-out check) or >= 2; got {folds}.")
+
+
+def find_release(
+    frame: pd.DataFrame,
+    sensitive: str | Sequence[str],
+    observed: Sequence[str],
+    *,
+    epsilon: float,
+    disclosure: str = "both",
+    max_suppressed: float = 0.05,
+    hierarchies: Mapping[str, str | Path | Hierarchy] | None = None,
+    useful: str | None = None,
+    local: bool = True,
+    folds: int = 5,
+    held_out_tolerance: float = 0.05,
+    frontier_epsilons: Sequence[float] | None = None,
+    suggest: bool = True,
+    rng: int = 0,
+) -> ReleaseResult:
+    """Search the most informative release of ``frame`` that meets epsilon-lift privacy.
+
+    Global recoding over the lattice of hierarchy levels (best-first, pruned on information,
+    see :mod:`privwatch.release._search`), then local recoding of its cells
+    (:mod:`privwatch.release._local`); the better of the two is released. Every released cell,
+    the suppressed cell included, meets epsilon exactly on the fitted data (verified). With
+    ``folds >= 2`` the whole procedure is cross-fitted and the guarantee measured on held-out
+    records (:mod:`privwatch.release._heldout`).
+
+    The result is ``satisfied=False`` (and a :class:`ReleaseNotMetWarning` is raised) when the
+    best release keeps no information (every record ends in one cell), or when the held-out
+    breach probability's 95 % interval lies above ``held_out_tolerance``; with ``suggest`` it
+    then names the nearest feasible alternatives (each one searched and checked the same way).
+    ``frontier_epsilons`` (default: 12 values from 0.25 to 3 and ``epsilon``) are the points of
+    the frontier of epsilon against information kept and records suppressed.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"s": list("ab") * 50, "x": list("pq") * 25 + list("qp") * 25})
+    >>> r = find_release(df, "s", ["x"], epsilon=0.5, folds=0)
+    >>> r.satisfied, r.max_log_lift <= 0.5
+    (True, True)
+    """
+    sens = [sensitive] if isinstance(sensitive, str) else list(sensitive)
+    _check_args(epsilon, disclosure, max_suppressed, folds)
+    check_probability(held_out_tolerance, "held_out_tolerance")
+    missing_cols = [
+        c for c in [*sens, *observed, *([useful] if useful else [])] if c not in frame.columns
+    ]
+    if missing_cols:
+        raise ValidationError(f"columns {missing_cols} are not in the data.")
+    if len(frame) == 0:
+        raise ValidationError("the data must have at least one record; got none.")
+    hier = build_hierarchies(frame, observed, hierarchies)
+    n_folds = max(folds, 1)
+    fold = _fold_of(len(frame), n_folds, rng)
+    table, row_of = CountTable.from_frame(
+        frame, sens, observed, hier, folds=fold, n_folds=n_folds, useful=useful
+    )
+    space = ReleaseSpace(table, hier)
+    total = table.total()
+    fitter = _Fitter(space, table, epsilon, disclosure, max_suppressed, local)
+    plan, info_global, info_local, evaluated, node = fitter.fit(total)
+    box = fitter.box
+    cell_of, n_cells = release_cells(space, plan)
+    ct = cell_counts(cell_of, n_cells, total)
+    worst_cells = box.worst(ct)
+    if worst_cells.max() > epsilon + 1e-9:  # never ship a release that breaks its promise
+        raise PrivwatchError(
+            f"internal error: the searched release breaks epsilon ({worst_cells.max():.6g} > "
+            f"{epsilon}); please report it."
+        )
+    by_group = box.worst_by_group(ct).max(0)
+    names = ["joint" if len(sens) > 1 else sens[0], *(sens if len(sens) > 1 else [])]
+    value = information(space, cell_of, n_cells, total)
+    zero = np.zeros(space.table.codes.shape, dtype=np.int64)
+    info_input = information(space, *group_rows(space.keys(zero)), total)
+    held = None
+    if folds >= 2:
+        held = held_out_check(space, table, fitter.plan, box, rng=np.random.default_rng(rng))
+    released, records = _per_record(space, plan, row_of, total, box, epsilon)
+    suppressed = round(total[plan.suppressed].sum())
+    reasons: list[str] = []
+    if value <= 1e-9:
+        reasons.append(
+            f"no release within --max-suppressed {max_suppressed:g} keeps any information at "
+            f"epsilon {epsilon:g} ({disclosure}): every record would be released as '*'"
+        )
+    if held is not None and held.breach_probability_ci[0] > held_out_tolerance:
+        reasons.append(
+            f"on held-out records the release breaks epsilon for {held.breach_probability:.1%} "
+            f"of them (95 % interval {held.breach_probability_ci[0]:.1%}-"
+            f"{held.breach_probability_ci[1]:.1%}), above the tolerance {held_out_tolerance:.0%}"
+        )
+    grid = frontier_epsilons
+    if grid is None:
+        grid = sorted({*np.round(np.linspace(0.25, 3.0, 12), 3).tolist(), float(epsilon)})
+    frontier = _frontier(space, table, total, grid, disclosure, max_suppressed, local)
+    alternatives: list[str] = []
+    if not suggest:
+        pass
+    elif value <= 1e-9:
+        alternatives = _alternatives(
+            space, table, total, epsilon, disclosure, max_suppressed, frontier, local
+        )
+    elif reasons and held is not None:
+        alternatives = _held_out_alternatives(
+            space, table, epsilon, disclosure, max_suppressed, local, held_out_tolerance, rng
+        )
+    result = ReleaseResult(
+        satisfied=not reasons,
+        reasons=reasons,
+        alternatives=alternatives,
+        epsilon=float(epsilon),
+        disclosure=disclosure,
+        max_suppressed=float(max_suppressed),
+        method=plan.kind,
+        generalisation=_generalisation(space, plan, node),
+        information_nats=value,
+        information_global_nats=info_global,
+        information_local_nats=info_local,
+        information_input_nats=info_input,
+        suppressed_records=suppressed,
+        perturbed_records=0,
+        n_records=table.n_records,
+        max_log_lift=float(worst_cells.max()),
+        max_log_lift_by_attribute={k: float(v) for k, v in zip(names, by_group, strict=True)},
+        held_out=held,
+        frontier=frontier,
+        nodes_evaluated=evaluated,
+        released=released,
+        records=records,
+        hierarchies=hier,
+    )
+    if reasons:
+        warnings.warn("; ".join(reasons), ReleaseNotMetWarning, stacklevel=2)
+    return result
+
+
+def _generalisation(space: ReleaseSpace, plan: Plan, node: tuple[int, ...]) -> dict[str, Any]:
+    cols = space.table.observed
+    if plan.kind == "global":
+        return {
+            c: {"level": int(node[j]), "levels": int(space.n_levels[j])} for j, c in enumerate(cols)
+        }
+    out: dict[str, Any] = {}
+    for j, c in enumerate(cols):
+        levels, counts = np.unique(plan.levels[:, j], return_counts=True)
+        out[c] = {
+            "levels": int(space.n_levels[j]),
+            "tuples_at_level": {int(lv): int(k) for lv, k in zip(levels, counts, strict=True)},
+        }
+    return out
+
+
+def _per_record(
+    space: ReleaseSpace,
+    plan: Plan,
+    row_of: np.ndarray,
+    total: np.ndarray,
+    box: LiftBox,
+    epsilon: float,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Released labels of every record, and each record's risk and advice."""
+    cols = space.table.observed
+    keys = space.keys(plan.levels, plan.suppressed)
+    labels = space.labels(keys)
+    released = pd.DataFrame(
+        {c: np.asarray(labels[j], dtype=object)[row_of] for j, c in enumerate(cols)}
+    )
+    m = len(cols)
+    base = np.zeros((total.shape[0], m), dtype=np.int64)
+    base_cell, nb = group_rows(space.keys(base))
+    risk_row = box.worst(cell_counts(base_cell, nb, total))[base_cell]
+    best_col = np.full(total.shape[0], "", dtype=object)
+    best_risk = risk_row.copy()
+    for j, c in enumerate(cols):
+        if space.n_levels[j] < 2:
+            continue
+        lv = base.copy()
+        lv[:, j] = 1
+        cell, k = group_rows(space.keys(lv))
+        r = box.worst(cell_counts(cell, k, total))[cell]
+        better = r < best_risk - 1e-12
+        best_col[better] = c
+        best_risk = np.where(better, r, best_risk)
+    rel_cell, nr = release_cells(space, plan)
+    rel_worst = box.worst(cell_counts(rel_cell, nr, total))[rel_cell]
+    flagged = risk_row > epsilon + 1e-12
+    records = pd.DataFrame(
+        {
+            "risk": risk_row[row_of],
+            "flagged": flagged[row_of],
+            "suppressed": plan.suppressed[row_of],
+            "released_cell_log_lift": rel_worst[row_of],
+            "advice_column": np.where(flagged, best_col, "")[row_of],
+            "advice_risk": np.where(flagged, best_risk, np.nan)[row_of],
+        }
+    )
+    return released, records
+
+
+def _frontier(
+    space: ReleaseSpace,
+    table: CountTable,
+    total: np.ndarray,
+    grid: Sequence[float],
+    disclosure: str,
+    max_suppressed: float,
+    local: bool,
+) -> list[dict[str, Any]]:
+    out = []
+    for eps in grid:
+        f = _Fitter(space, table, float(eps), disclosure, max_suppressed, local)
+        plan, info_g, info_l, _, _ = f.fit(total)
+        out.append(
+            {
+                "epsilon": float(eps),
+                "information_nats": information(space, *release_cells(space, plan), total),
+                "information_global_nats": info_g,
+                "information_local_nats": info_l,
+                "suppressed_share": float(total[plan.suppressed].sum() / total.sum()),
+                "method": plan.kind,
+            }
+        )
+    return out
+
+
+def _held_out_alternatives(
+    space: ReleaseSpace,
+    table: CountTable,
+    epsilon: float,
+    disclosure: str,
+    max_suppressed: float,
+    local: bool,
+    tolerance: float,
+    rng: int,
+) -> list[str]:
+    """Settings whose held-out breach is lower: a larger epsilon, or one-sided disclosure."""
+    tries = [(epsilon * f, disclosure) for f in (1.5, 2.0, 3.0)]
+    if disclosure == "both":
+        tries.insert(0, (epsilon, "positive"))
+    out = []
+    for eps, disc in tries:
+        f = _Fitter(space, table, eps, disc, max_suppressed, local)
+        held = held_out_check(space, table, f.plan, f.box, rng=np.random.default_rng(rng))
+        value = information(space, *release_cells(space, f.plan(table.total())), table.total())
+        lo, hi = held.breach_probability_ci
+        verdict = "within" if lo <= tolerance else "still above"
+        out.append(
+            f"epsilon {eps:g} with --disclosure {disc}: keeps {value:.2f} nats; held-out "
+            f"breach {held.breach_probability:.1%} (95 % {lo:.1%}-{hi:.1%}), {verdict} "
+            f"the tolerance"
+        )
+    return out
+
+
+def _alternatives(
+    space: ReleaseSpace,
+    table: CountTable,
+    total: np.ndarray,
+    epsilon: float,
+    disclosure: str,
+    max_suppressed: float,
+    frontier: list[dict[str, Any]],
+    local: bool,
+) -> list[str]:
+    out = []
+    ok = [p for p in frontier if p["information_nats"] > 1e-9]
+    if ok:
+        p = min(ok, key=lambda q: q["epsilon"])
+        out.append(
+            f"raise epsilon to {p['epsilon']:g}: keeps {p['information_nats']:.2f} nats "
+            f"with {p['suppressed_share']:.1%} of the records suppressed"
+        )
+    for share in (0.1, 0.2, 0.3, 0.5):
+        if share <= max_suppressed:
+            continue
+        plan = _Fitter(space, table, epsilon, disclosure, share, local).plan(total)
+        value = information(space, *release_cells(space, plan), total)
+        if value > 1e-9:
+            out.append(
+                f"allow --max-suppressed {share:g}: keeps {value:.2f} nats at epsilon {epsilon:g}"
+            )
+            break
+    if disclosure == "both":
+        plan = _Fitter(space, table, epsilon, "positive", max_suppressed, local).plan(total)
+        value = information(space, *release_cells(space, plan), total)
+        out.append(
+            f"use --disclosure positive (beliefs may not grow by more than e^epsilon): "
+            f"keeps {value:.2f} nats at epsilon {epsilon:g}"
+        )
+    return out

@@ -1,0 +1,219 @@
+"""The count table a release is searched on, and the lift test of released cells.
+
+Everything the search needs from the data is one count per (observed tuple, sensitive value,
+fold): ``counts[t, s, k]``. A released cell's posterior is a convex combination of its tuples'
+posteriors, and lift privacy asks every cell posterior to lie in the box
+
+.. math:: e^{-\\varepsilon} p(s) \\le p(s \\mid y) \\le e^{\\varepsilon} p(s)
+
+(two-sided, Hsu et al. Def. 1; on equivalence classes it is delta-disclosure privacy) or only
+under its upper face (``positive``: enhanced beta-likeness with beta = e^epsilon - 1). Since the
+box is convex, merging valid cells gives a valid cell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ..exceptions import ValidationError
+from ._hierarchy import Hierarchy
+
+__all__ = ["DISCLOSURES", "CountTable", "LiftBox"]
+
+DISCLOSURES = ("both", "positive")
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class CountTable:
+    """Distinct observed tuples with their sensitive counts per fold.
+
+    Attributes
+    ----------
+    codes : int array (n_tuples, n_observed)
+        Each tuple's value index in its column's hierarchy.
+    counts : float array (n_tuples, n_sensitive, n_folds)
+        Records per tuple, joint sensitive value and fold.
+    sensitive_values : list of tuple
+        The joint sensitive value of each column of ``counts``.
+    useful : int array (n_tuples,) or None
+        With a useful column, each tuple row is one (observed, useful) pair: its useful code.
+    """
+
+    observed: tuple[str, ...]
+    sensitive: tuple[str, ...]
+    codes: IntArray
+    counts: FloatArray
+    sensitive_values: list[tuple[str, ...]]
+    useful: IntArray | None = None
+
+    @property
+    def n_records(self) -> int:
+        return int(np.rint(self.counts.sum()))
+
+    def total(self, exclude_fold: int | None = None, only_fold: int | None = None) -> FloatArray:
+        """Counts summed over folds, without ``exclude_fold`` or of ``only_fold`` alone."""
+        if only_fold is not None:
+            return np.asarray(self.counts[:, :, only_fold], dtype=float)
+        tot = self.counts.sum(-1)
+        if exclude_fold is not None:
+            tot = tot - self.counts[:, :, exclude_fold]
+        return np.asarray(tot, dtype=float)
+
+    def marginals(self) -> list[IntArray]:
+        """Per sensitive attribute: the attribute's code of each joint sensitive value."""
+        out = []
+        for a in range(len(self.sensitive)):
+            _, inv = np.unique([v[a] for v in self.sensitive_values], return_inverse=True)
+            out.append(inv.astype(np.int64))
+        return out
+
+    @classmethod
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        sensitive: Sequence[str],
+        observed: Sequence[str],
+        hierarchies: dict[str, Hierarchy],
+        *,
+        folds: np.ndarray | None = None,
+        n_folds: int = 1,
+        useful: str | None = None,
+    ) -> tuple[CountTable, IntArray]:
+        """Count ``frame``; also returns each record's tuple row (to label records later)."""
+        keys = [hierarchies[c].codes(frame[c]) for c in observed]
+        if useful is not None:
+            keys.append(pd.factorize(frame[useful].astype(str))[0].astype(np.int64))
+        stacked = np.stack(keys, axis=1)
+        rows, row_of = np.unique(stacked, axis=0, return_inverse=True)
+        row_of = row_of.reshape(-1)
+        sens = frame[list(sensitive)].astype(str)
+        s_codes, s_uniques = pd.factorize(pd.MultiIndex.from_frame(sens), sort=True)
+        fold = np.zeros(len(frame), dtype=np.int64) if folds is None else folds
+        counts = np.zeros((len(rows), len(s_uniques), n_folds))
+        np.add.at(counts, (row_of, s_codes, fold), 1.0)
+        table = cls(
+            tuple(observed),
+            tuple(sensitive),
+            rows[:, : len(observed)].astype(np.int64),
+            counts,
+            [tuple(str(x) for x in v) for v in s_uniques],
+            rows[:, -1].astype(np.int64) if useful is not None else None,
+        )
+        return table, row_of.astype(np.int64)
+
+
+class LiftBox:
+    """The lift-privacy test of cell counts, for every sensitive attribute and their joint tuple.
+
+    Parameters
+    ----------
+    prior_counts : array (n_sensitive,)
+        Joint sensitive counts of all records (the prior of the guarantee).
+    marginals : list of int arrays
+        Per attribute, the attribute code of each joint value (see
+        :meth:`CountTable.marginals`).
+    epsilon : float
+        The lift-privacy level in nats.
+    disclosure : {"both", "positive"}
+        Two-sided lift privacy, or only an upper bound on the lift.
+    """
+
+    def __init__(
+        self,
+        prior_counts: FloatArray,
+        marginals: list[IntArray],
+        epsilon: float,
+        disclosure: str,
+    ) -> None:
+        if disclosure not in DISCLOSURES:
+            raise ValidationError(f"`disclosure` must be one of {DISCLOSURES}; got {disclosure!r}.")
+        self.epsilon = float(epsilon)
+        self.disclosure = disclosure
+        n_joint = len(prior_counts)
+        # projections: the joint values and each attribute (a single attribute: the joint only)
+        mats = [np.eye(n_joint)]
+        if len(marginals) > 1:
+            for codes in marginals:
+                m = np.zeros((n_joint, int(codes.max()) + 1))
+                m[np.arange(n_joint), codes] = 1.0
+                mats.append(m)
+        self.projection = np.concatenate(mats, axis=1)
+        self.groups = np.concatenate([np.full(m.shape[1], i) for i, m in enumerate(mats)]).astype(
+            np.int64
+        )
+        prior = prior_counts @ self.projection
+        self.prior = prior / prior_counts.sum()
+        self.hi = np.exp(self.epsilon) * self.prior
+        self.lo = (
+            np.exp(-self.epsilon) * self.prior if disclosure == "both" else np.zeros_like(prior)
+        )
+
+    def posterior(self, cells: FloatArray) -> FloatArray:
+        proj = np.asarray(cells, dtype=float) @ self.projection
+        size = cells.sum(-1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(size > 0, proj / np.where(size > 0, size, 1.0), self.prior)
+
+    def violation(self, cells: FloatArray) -> FloatArray:
+        """How far each cell's posteriors lie outside the box (0 for a valid cell)."""
+        post = self.posterior(cells)
+        excess = np.maximum(post - self.hi, 0.0) + np.maximum(self.lo - post, 0.0)
+        return np.asarray(excess.sum(-1), dtype=float)
+
+    def breaks(self, cells: FloatArray) -> np.ndarray:
+        """Whether each cell breaks the guarantee (with a 1e-12 tolerance on the lift)."""
+        return np.asarray(self.worst(cells) > self.epsilon + 1e-12)
+
+    def worst(self, cells: FloatArray) -> FloatArray:
+        """The cell's worst log-lift: max |log-lift| (``both``) or max log-lift (``positive``)."""
+        post = self.posterior(cells)
+        with np.errstate(divide="ignore"):
+            ll = np.log(post) - np.log(self.prior)
+        out = np.abs(ll) if self.disclosure == "both" else ll
+        return np.asarray(out.max(-1), dtype=float)
+
+    def worst_by_group(self, cells: FloatArray) -> FloatArray:
+        """Per cell and per guarantee (0: the joint tuple, then each attribute): worst log-lift."""
+        post = self.posterior(cells)
+        with np.errstate(divide="ignore"):
+            ll = np.log(post) - np.log(self.prior)
+        val = np.abs(ll) if self.disclosure == "both" else ll
+        n_groups = int(self.groups.max()) + 1
+        return np.stack([val[..., self.groups == g].max(-1) for g in range(n_groups)], axis=-1)
+
+
+def entropy_of_sizes(sizes: FloatArray, total: float) -> float:
+    """Entropy (nats) of a partition of ``total`` records into cells of ``sizes``."""
+    p = np.asarray(sizes, dtype=float) / total
+    p = p[p > 0]
+    return float(-(p * np.log(p)).sum())
+
+
+def group_rows(keys: np.ndarray) -> tuple[IntArray, int]:
+    """Cell index of each row of ``keys`` (n_rows, n_cols) and the number of cells."""
+    if keys.shape[1] == 0:
+        return np.zeros(keys.shape[0], dtype=np.int64), 1
+    radix = keys.max(0) + 1
+    if float(np.prod(radix.astype(float))) < 2**62:
+        flat = np.zeros(keys.shape[0], dtype=np.int64)
+        for j in range(keys.shape[1]):
+            flat = flat * int(radix[j]) + keys[:, j]
+        _, inv = np.unique(flat, return_inverse=True)
+    else:
+        _, inv = np.unique(keys, axis=0, return_inverse=True)
+    inv = inv.reshape(-1).astype(np.int64)
+    return inv, int(inv.max()) + 1 if inv.size else 0
+
+
+def cell_counts(cell_of: IntArray, n_cells: int, counts: FloatArray) -> FloatArray:
+    """Sum the rows of ``counts`` (n_rows, ...) into ``n_cells`` cells."""
+    out = np.zeros((n_cells, *counts.shape[1:]))
+    np.add.at(out, cell_of, counts)
+    return out

@@ -1,0 +1,235 @@
+"""Generalisation hierarchies: per observed column, levels from the original value up to ``*``.
+
+A hierarchy is a table whose first column holds a column's original values (as text) and whose
+next columns hold ever coarser labels, the last one ``*`` (the format ARX uses). Level 0 is the
+original value. Global recoding releases every record of a column at one level; local recoding
+picks a level per equivalence class.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import ValidationError
+
+__all__ = ["SUPPRESSED", "Hierarchy", "auto_hierarchy", "parse_hierarchy_specs"]
+
+#: The label of a fully generalised (or suppressed) value.
+SUPPRESSED = "*"
+
+
+def as_text(values: pd.Series) -> pd.Series:
+    """Values as the text a hierarchy file holds: integral floats lose their ``.0``."""
+    if pd.api.types.is_float_dtype(values):
+        finite = values.dropna()
+        if len(finite) and np.all(np.mod(finite.to_numpy(), 1) == 0):
+            return values.map(lambda v: str(int(v)) if pd.notna(v) else str(v))
+    return values.astype(str)
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """The generalisation levels of one column.
+
+    Attributes
+    ----------
+    column : str
+        The observed column.
+    values : tuple of str
+        The original values (level 0), as text.
+    labels : tuple of tuple of str
+        ``labels[level][i]``: the label of ``values[i]`` at ``level``; the last level is all ``*``.
+    """
+
+    column: str
+    values: tuple[str, ...]
+    labels: tuple[tuple[str, ...], ...]
+
+    def __post_init__(self) -> None:
+        if not self.values:
+            raise ValidationError(f"the hierarchy of {self.column!r} must list values; got none.")
+        if len(set(self.values)) != len(self.values):
+            raise ValidationError(f"the hierarchy of {self.column!r} lists a value twice.")
+        for level, row in enumerate(self.labels):
+            if len(row) != len(self.values):
+                raise ValidationError(
+                    f"the hierarchy of {self.column!r} must give every value a label at every "
+                    f"level; level {level} has {len(row)} labels for {len(self.values)} values."
+                )
+        if any(v != SUPPRESSED for v in self.labels[-1]):
+            raise ValidationError(
+                f"the last level of the hierarchy of {self.column!r} must be {SUPPRESSED!r} for "
+                "every value."
+            )
+        for level in range(1, len(self.labels)):
+            finer, coarser = self.labels[level - 1], self.labels[level]
+            parent: dict[str, str] = {}
+            for a, b in zip(finer, coarser, strict=True):
+                if parent.setdefault(a, b) != b:
+                    raise ValidationError(
+                        f"the hierarchy of {self.column!r} must be nested: label {a!r} of level "
+                        f"{level - 1} maps to both {parent[a]!r} and {b!r} at level {level}."
+                    )
+
+    @property
+    def n_levels(self) -> int:
+        """Number of levels, the original values and ``*`` included."""
+        return len(self.labels)
+
+    def codes(self, values: pd.Series) -> np.ndarray:
+        """Index of each value in :attr:`values`; a value the hierarchy lacks is an error."""
+        text = as_text(values)
+        index = pd.Index(self.values).get_indexer(pd.Index(text))
+        if (index < 0).any():
+            missing = sorted(set(text[index < 0]))[:5]
+            raise ValidationError(
+                f"the hierarchy of {self.column!r} must list every value of the column; "
+                f"missing {missing}."
+            )
+        return index.astype(np.int64)
+
+    def level_codes(self) -> list[tuple[np.ndarray, list[str]]]:
+        """Per level: the label code of every value and the label texts."""
+        out = []
+        for row in self.labels:
+            codes, uniques = pd.factorize(pd.Index(row))
+            out.append((codes.astype(np.int64), [str(u) for u in uniques]))
+        return out
+
+    @classmethod
+    def from_file(cls, path: str | Path, column: str) -> Hierarchy:
+        """Read an ARX-style hierarchy file: headerless, ``;`` or ``,`` separated.
+
+        The first field is the original value, the next ones ever coarser labels; a missing
+        final ``*`` level is added.
+        """
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValidationError(
+                f"--hierarchy for {column!r} must be a readable UTF-8 file; got {str(p)!r} ({exc})."
+            ) from None
+        lines = [line for line in text.splitlines() if line.strip()]
+        if not lines:
+            raise ValidationError(f"--hierarchy file {str(p)!r} for {column!r} is empty.")
+        sep = ";" if ";" in lines[0] else ","
+        rows = [[field.strip() for field in r] for r in csv.reader(lines, delimiter=sep)]
+        width = {len(r) for r in rows}
+        if len(width) != 1:
+            raise ValidationError(
+                f"--hierarchy file {str(p)!r} for {column!r} must have the same number of fields "
+                f"on every line; got {sorted(width)}."
+            )
+        if rows[0][-1] != SUPPRESSED or any(r[-1] != SUPPRESSED for r in rows):
+            rows = [[*r, SUPPRESSED] for r in rows]
+        levels = tuple(tuple(r[i] for r in rows) for i in range(len(rows[0])))
+        return cls(column, levels[0], levels)
+
+
+def _numeric_levels(values: pd.Series, n_levels: int) -> list[list[str]]:
+    """Nested intervals by quantiles: ``n_levels`` cut sets, each a subset of the finer one."""
+    uniq = np.sort(values.dropna().unique().astype(float))
+    counts = values.value_counts()
+    weights = np.array([counts[v] for v in pd.Series(uniq).astype(values.dtype)], dtype=float)
+    cdf = np.cumsum(weights) / weights.sum()
+    levels: list[list[str]] = []
+    for k in (2**j for j in range(n_levels, 0, -1)):
+        cut_idx = np.unique(np.searchsorted(cdf, np.arange(1, k) / k, side="left"))
+        cut_idx = cut_idx[cut_idx < len(uniq) - 1]
+        edges = [uniq[0], *[uniq[i + 1] for i in cut_idx]]
+        edges = sorted(set(edges))
+        if levels and edges == levels[-1]:
+            continue
+        levels.append([*map(float, edges)])  # type: ignore[list-item]
+    out: list[list[str]] = []
+    for edges_f in levels:
+        edges_a = np.asarray(edges_f, dtype=float)
+        idx = np.searchsorted(edges_a, uniq, side="right") - 1
+        hi = [*edges_a[1:], math.inf]
+        labels = []
+        for i in idx:
+            lo_txt = _num(edges_a[i])
+            labels.append(f">={lo_txt}" if math.isinf(hi[i]) else f"[{lo_txt}, {_num(hi[i])})")
+        out.append(labels)
+    return out
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
+
+
+def auto_hierarchy(values: pd.Series, column: str, *, max_levels: int = 4) -> Hierarchy:
+    """A hierarchy built from the data.
+
+    Numeric columns get nested quantile intervals (``2^k`` bins, halved at each level);
+    categorical ones merge the rarest values first: level 1 keeps the values holding 95 % of
+    the records and merges the rest into ``"other"``, level 2 the values holding 50 %, then ``*``.
+    """
+    text = as_text(values)
+    uniq = pd.Index(pd.unique(text))
+    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        order = np.argsort(pd.Series(pd.unique(values)).astype(float).to_numpy(), kind="stable")
+        raw = pd.Series(pd.unique(values)).iloc[order]
+        uniq = pd.Index(as_text(raw))
+        coarse = _numeric_levels(values, max_levels - 1) if len(uniq) > 2 else []
+        # each coarse level is over the sorted distinct values
+        levels = [tuple(uniq), *(tuple(lv) for lv in coarse if len(set(lv)) < len(uniq))]
+    else:
+        freq = text.value_counts()
+        uniq = pd.Index(freq.index)
+        share = np.cumsum(freq.to_numpy()) / freq.sum()
+        levels = [tuple(uniq)]
+        for keep_share in (0.95, 0.5):
+            n_keep = int(np.searchsorted(share, keep_share) + 1)
+            if 1 < n_keep < len(uniq):
+                kept = set(uniq[:n_keep])
+                prev = levels[-1]
+                row = tuple(
+                    orig if orig in kept and prev[i] == orig else "other"
+                    for i, orig in enumerate(uniq)
+                )
+                if len(set(row)) < len(set(prev)):
+                    levels.append(row)
+    levels.append(tuple(SUPPRESSED for _ in uniq))
+    return Hierarchy(column, tuple(uniq), tuple(levels))
+
+
+def parse_hierarchy_specs(specs: Sequence[str]) -> dict[str, Path]:
+    """Parse ``COL=FILE`` specs of ``--hierarchy``."""
+    out: dict[str, Path] = {}
+    for spec in specs:
+        col, sep, path = spec.partition("=")
+        if not sep or not col or not path:
+            raise ValidationError(f"`--hierarchy` must look like COL=FILE; got {spec!r}.")
+        out[col] = Path(path)
+    return out
+
+
+def build_hierarchies(
+    frame: pd.DataFrame,
+    observed: Sequence[str],
+    files: Mapping[str, str | Path | Hierarchy] | None = None,
+) -> dict[str, Hierarchy]:
+    """One hierarchy per observed column: from ``files`` where given, built from the data else."""
+    files = dict(files or {})
+    unknown = sorted(set(files) - set(observed))
+    if unknown:
+        raise ValidationError(f"--hierarchy names columns that are not observed: {unknown}.")
+    out: dict[str, Hierarchy] = {}
+    for col in observed:
+        given = files.get(col)
+        if isinstance(given, Hierarchy):
+            out[col] = given
+        elif given is not None:
+            out[col] = Hierarchy.from_file(given, col)
+        else:
+            out[col] = auto_hierarchy(frame[col], col)
+    return out

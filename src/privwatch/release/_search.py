@@ -1,0 +1,236 @@
+"""Global recoding: the best node of the generalisation lattice under lift privacy.
+
+A node gives every observed column one hierarchy level. Its equivalence classes that break
+epsilon are suppressed into one cell (every column ``*``), and since that merged cell must meet
+epsilon too, safe classes are added to it until it does (the X^c-invariant randomization of
+Sadeghi et al. applied to the flagged set enlarged by safe symbols), cheapest in information
+first, within the suppression limit.
+
+**Pruning.** Lift privacy is not monotone under generalisation (a coarser class can break epsilon
+where its parts did not), so the search never prunes on privacy. It prunes on information: the
+information a node can keep is at most that of its classes without suppression, and that bound
+only falls when a column is generalised further (merging classes lowers their entropy and, by
+data processing, their information about a useful column). A best-first search from the most
+detailed node, ordered by that bound, can therefore stop as soon as the bound of the next node is
+no better than the best release found: every node not yet seen is coarser than one in the queue.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._cells import CountTable, LiftBox, cell_counts, entropy_of_sizes, group_rows
+from ._hierarchy import SUPPRESSED, Hierarchy
+
+__all__ = ["Plan", "ReleaseSpace", "search_global"]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+
+class ReleaseSpace:
+    """The released labels reachable from each tuple row of a count table."""
+
+    def __init__(self, table: CountTable, hierarchies: dict[str, Hierarchy]) -> None:
+        self.table = table
+        self.hierarchies = [hierarchies[c] for c in table.observed]
+        self.n_levels = np.array([h.n_levels for h in self.hierarchies], dtype=np.int64)
+        self.vocab: list[list[str]] = []
+        # text_ids[j][level]: per value code, the id of its label text in the column vocabulary
+        self.text_ids: list[list[IntArray]] = []
+        self.star: list[int] = []
+        for h in self.hierarchies:
+            words: dict[str, int] = {}
+            per_level = []
+            for row in h.labels:
+                per_level.append(np.array([words.setdefault(t, len(words)) for t in row]))
+            self.text_ids.append(per_level)
+            self.vocab.append(list(words))
+            self.star.append(words[SUPPRESSED])
+        self.tables = [np.stack(per_level) for per_level in self.text_ids]  # (levels, values)
+
+    def keys(
+        self, levels: IntArray, suppressed: np.ndarray | None = None, rows: IntArray | None = None
+    ) -> IntArray:
+        """Label text ids (n_rows, n_observed) of the tuple rows (all, or ``rows``) at levels."""
+        codes = self.table.codes if rows is None else self.table.codes[rows]
+        out = np.empty_like(codes)
+        for j in range(codes.shape[1]):
+            out[:, j] = self.tables[j][levels[:, j], codes[:, j]]
+        if suppressed is not None and suppressed.any():
+            out[suppressed] = np.array(self.star)
+        return out
+
+    def labels(self, keys: IntArray) -> list[list[str]]:
+        """Label texts of key rows, column by column."""
+        return [[self.vocab[j][k] for k in keys[:, j]] for j in range(keys.shape[1])]
+
+
+@dataclass
+class Plan:
+    """A release: the level of every tuple row per column, and which rows are suppressed."""
+
+    levels: IntArray
+    suppressed: np.ndarray
+    kind: str = "global"
+
+    def copy(self) -> Plan:
+        return Plan(self.levels.copy(), self.suppressed.copy(), self.kind)
+
+
+def information(space: ReleaseSpace, cell_of: IntArray, n_cells: int, counts: FloatArray) -> float:
+    """Entropy of the released cells (nats), or their MI with the useful column."""
+    sizes = cell_counts(cell_of, n_cells, counts.sum(1))
+    total = float(sizes.sum())
+    if total <= 0:
+        return 0.0
+    useful = space.table.useful
+    if useful is None:
+        return entropy_of_sizes(sizes, total)
+    joint = np.zeros((n_cells, int(useful.max()) + 1))
+    np.add.at(joint, (cell_of, useful), counts.sum(1))
+    pu = joint.sum(0)
+    return (
+        entropy_of_sizes(sizes, total)
+        + entropy_of_sizes(pu, total)
+        - entropy_of_sizes(joint.ravel(), total)
+    )
+
+
+def release_cells(space: ReleaseSpace, plan: Plan) -> tuple[IntArray, int]:
+    """Cell of every tuple row under ``plan`` (cells keyed by released label texts)."""
+    return group_rows(space.keys(plan.levels, plan.suppressed))
+
+
+def _merge_cost(a: FloatArray, b: float, n: float) -> FloatArray:
+    """Entropy lost by merging cells of sizes ``a`` into one of size ``b`` (all out of ``n``)."""
+
+    def h(x: FloatArray) -> FloatArray:
+        p = np.asarray(x, dtype=float) / n
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(p > 0, -p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+
+    return np.asarray(h(a) + h(np.asarray(b)) - h(a + b), dtype=float)
+
+
+def choose_suppression(ct: FloatArray, box: LiftBox, budget: float, n: float) -> np.ndarray | None:
+    """Which classes to suppress: those breaking epsilon, plus safe ones until the merged cell
+    meets epsilon (two greedy orders, the better kept); None when the limit cannot be met."""
+    bad = box.breaks(ct)
+    sizes = ct.sum(1)
+    if sizes[bad].sum() > budget + 1e-9:
+        return None
+    best: np.ndarray | None = None
+    best_cost = np.inf
+    for per_entropy in (True, False):
+        sup: np.ndarray | None = bad.copy()
+        assert sup is not None
+        merged = ct[sup].sum(0)
+        while merged.sum() > 0 and box.violation(merged[None])[0] > 1e-12:
+            room = budget - merged.sum()
+            cand = np.flatnonzero(~sup & (sizes <= room + 1e-9) & (sizes > 0))
+            if cand.size == 0:
+                sup = None
+                break
+            now = box.violation(merged[None])[0]
+            gain = now - box.violation(merged[None] + ct[cand])
+            cost = _merge_cost(sizes[cand], float(merged.sum()), n) if per_entropy else sizes[cand]
+            score = np.where(gain > 1e-15, gain / np.maximum(cost, 1e-300), -np.inf)
+            pick = int(np.argmax(score))
+            if not np.isfinite(score[pick]):
+                sup = None
+                break
+            sup[cand[pick]] = True
+            merged = merged + ct[cand[pick]]
+        if sup is None:
+            continue
+        keep = sizes[~sup]
+        cost_total = -entropy_of_sizes(np.append(keep, sizes[sup].sum()), n)
+        if cost_total < best_cost:
+            best, best_cost = sup, cost_total
+    return best
+
+
+@dataclass
+class NodeResult:
+    levels: tuple[int, ...]
+    information: float
+    suppressed_share: float
+    plan: Plan
+
+
+def evaluate_node(
+    space: ReleaseSpace,
+    levels: tuple[int, ...],
+    counts: FloatArray,
+    box: LiftBox,
+    max_suppressed: float,
+) -> tuple[float, NodeResult | None]:
+    """(upper bound, best release at the node or None) for one lattice node."""
+    n_rows = space.table.codes.shape[0]
+    lv = np.tile(np.asarray(levels, dtype=np.int64), (n_rows, 1))
+    cell_of, n_cells = group_rows(space.keys(lv))
+    bound = information(space, cell_of, n_cells, counts)
+    ct = cell_counts(cell_of, n_cells, counts)
+    n = float(counts.sum())
+    sup_cells = choose_suppression(ct, box, max_suppressed * n, n)
+    if sup_cells is None:
+        return bound, None
+    # classes without a fitted record (only in held-out data) have no estimate: suppressed
+    sup_cells = sup_cells | (ct.sum(1) <= 0)
+    plan = Plan(lv, sup_cells[cell_of])
+    cells, k = release_cells(space, plan)
+    value = information(space, cells, k, counts)
+    share = float(counts[plan.suppressed].sum() / n) if n > 0 else 0.0
+    return bound, NodeResult(levels, value, share, plan)
+
+
+def search_global(
+    space: ReleaseSpace,
+    counts: FloatArray,
+    box: LiftBox,
+    max_suppressed: float,
+    *,
+    max_nodes: int = 100_000,
+) -> tuple[NodeResult, int]:
+    """Best-first search of the lattice; returns the best node and how many were evaluated.
+
+    The all-``*`` node (every record in one cell, lift 1 everywhere) is always valid, so a
+    result always exists; it keeps no information.
+    """
+    m = len(space.hierarchies)
+    top = tuple(int(v) - 1 for v in space.n_levels)
+    start = (0,) * m
+    bound, res = evaluate_node(space, start, counts, box, max_suppressed)
+    seen = {start: res}
+    heap: list[tuple[float, tuple[int, ...]]] = [(-bound, start)]
+    best: NodeResult | None = None
+    evaluated = 1
+    while heap:
+        neg_bound, node = heapq.heappop(heap)
+        if best is not None and -neg_bound <= best.information + 1e-12:
+            break
+        res = seen[node]
+        if res is not None and (best is None or res.information > best.information + 1e-12):
+            best = res
+        for j in range(m):
+            if node[j] < top[j]:
+                nxt = (*node[:j], node[j] + 1, *node[j + 1 :])
+                if nxt in seen:
+                    continue
+                b, r = evaluate_node(space, nxt, counts, box, max_suppressed)
+                evaluated += 1
+                seen[nxt] = r
+                if r is not None and (best is None or r.information > best.information + 1e-12):
+                    best = r
+                heapq.heappush(heap, (-b, nxt))
+        if evaluated >= max_nodes:
+            break
+    if best is None:
+        _, best = evaluate_node(space, top, counts, box, max_suppressed)
+        assert best is not None  # the all-* node is always valid
+    return best, evaluated
