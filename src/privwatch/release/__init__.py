@@ -8,18 +8,28 @@ that test a release.
 from __future__ import annotations
 
 from ._api import ReleaseNotMetWarning, ReleaseResult, find_release
+from ._attack import AttackResult, bayes_attack_success, inference_attack, wilson_interval
 from ._cells import LiftBox
+from ._classic import CLASSIC_THRESHOLDS, ClassicReport, classic_counts, classic_report
 from ._heldout import HeldOut
 from ._hierarchy import SUPPRESSED, Hierarchy, auto_hierarchy, parse_hierarchy_specs
 
 __all__: list[str] = [
+    "CLASSIC_THRESHOLDS",
     "SUPPRESSED",
+    "AttackResult",
+    "ClassicReport",
     "HeldOut",
     "Hierarchy",
     "LiftBox",
     "ReleaseNotMetWarning",
     "ReleaseResult",
     "auto_hierarchy",
+    "bayes_attack_success",
+    "classic_counts",
+    "classic_report",
     "find_release",
+    "inference_attack",
     "parse_hierarchy_specs",
+    "wilson_interval",
 ]
