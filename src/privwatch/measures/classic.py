@@ -57,7 +57,7 @@ def _counts(counts: ArrayLike, name: str = "counts") -> FloatArray:
     bad = arr[~np.isfinite(arr) | (arr < 0) | (arr != np.round(arr))]
     if bad.size:
         raise ValidationError(
-            f"`{name}` must hold non-negative whole numbers of records; got {bad.flat[0]!r}."
+            f"`{name}` must hold non-negative whole numbers of records; got {float(bad.flat[0])!r}."
         )
     empty = np.flatnonzero(arr.sum(axis=1) == 0)
     if empty.size:
