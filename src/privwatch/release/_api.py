@@ -183,7 +183,7 @@ def find_release(
     best release keeps no information (every record ends in one cell), or when the held-out
     breach probability's 95 % interval lies above ``held_out_tolerance``; with ``suggest`` it
     then names the nearest feasible alternatives (each one searched and checked the same way).
-    ``frontier_epsilons`` (default: 12 values from 0.25 to 3 and ``epsilon``) are the points of
+    ``frontier_epsilons`` (default: 0.25, 0.5, 1, 1.5, 2, 3 and ``epsilon``) are the points of
     the frontier of epsilon against information kept and records suppressed.
 
     Examples
@@ -246,7 +246,7 @@ def find_release(
         )
     grid = frontier_epsilons
     if grid is None:
-        grid = sorted({*np.round(np.linspace(0.25, 3.0, 12), 3).tolist(), float(epsilon)})
+        grid = sorted({0.25, 0.5, 1.0, 1.5, 2.0, 3.0, float(epsilon)})
     frontier = _frontier(space, table, total, grid, disclosure, max_suppressed, local)
     alternatives: list[str] = []
     if not suggest:

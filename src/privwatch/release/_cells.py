@@ -91,8 +91,10 @@ class CountTable:
         if useful is not None:
             keys.append(pd.factorize(frame[useful].astype(str))[0].astype(np.int64))
         stacked = np.stack(keys, axis=1)
-        rows, row_of = np.unique(stacked, axis=0, return_inverse=True)
-        row_of = row_of.reshape(-1)
+        row_of, n_rows = group_rows(stacked)
+        first = np.full(n_rows, -1, dtype=np.int64)
+        first[row_of[::-1]] = np.arange(len(row_of))[::-1]
+        rows = stacked[first]
         sens = frame[list(sensitive)].astype(str)
         s_codes, s_uniques = pd.factorize(pd.MultiIndex.from_frame(sens), sort=True)
         fold = np.zeros(len(frame), dtype=np.int64) if folds is None else folds
@@ -200,20 +202,27 @@ def group_rows(keys: np.ndarray) -> tuple[IntArray, int]:
     """Cell index of each row of ``keys`` (n_rows, n_cols) and the number of cells."""
     if keys.shape[1] == 0:
         return np.zeros(keys.shape[0], dtype=np.int64), 1
-    radix = keys.max(0) + 1
+    if keys.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    low = keys.min(0)
+    radix = keys.max(0) - low + 1
     if float(np.prod(radix.astype(float))) < 2**62:
         flat = np.zeros(keys.shape[0], dtype=np.int64)
         for j in range(keys.shape[1]):
-            flat = flat * int(radix[j]) + keys[:, j]
-        _, inv = np.unique(flat, return_inverse=True)
+            flat = flat * int(radix[j]) + (keys[:, j] - low[j])
+        inv = pd.factorize(flat)[0]  # hashing: O(n), no sort
     else:
         _, inv = np.unique(keys, axis=0, return_inverse=True)
-    inv = inv.reshape(-1).astype(np.int64)
-    return inv, int(inv.max()) + 1 if inv.size else 0
+    inv = np.asarray(inv).reshape(-1).astype(np.int64)
+    return inv, int(inv.max()) + 1
 
 
 def cell_counts(cell_of: IntArray, n_cells: int, counts: FloatArray) -> FloatArray:
     """Sum the rows of ``counts`` (n_rows, ...) into ``n_cells`` cells."""
-    out = np.zeros((n_cells, *counts.shape[1:]))
-    np.add.at(out, cell_of, counts)
-    return out
+    if counts.ndim == 1:
+        return np.bincount(cell_of, weights=counts, minlength=n_cells).astype(float)
+    flat = counts.reshape(counts.shape[0], -1)
+    out = np.empty((n_cells, flat.shape[1]))
+    for k in range(flat.shape[1]):
+        out[:, k] = np.bincount(cell_of, weights=flat[:, k], minlength=n_cells)
+    return out.reshape((n_cells, *counts.shape[1:]))

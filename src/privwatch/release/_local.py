@@ -6,14 +6,14 @@ one hierarchy level on the column that gains the most information. The children 
 become partitions of their own; the ones that do not stay together at the parent's level, and
 the split is taken only when that remainder meets epsilon too. Every released cell therefore meets
 epsilon at every step; cells that end with the same labels merge, and a merge of cells inside the
-lift box stays inside it (the box is convex), so the whole release meets epsilon. Records of
-tuples never seen at fit time follow the same tree and stay in the remainder of the first split
-whose children they miss.
+lift box stays inside it (the box is convex), so the whole release meets epsilon. Tuples without
+a fitted record never form a cell of their own: they stay in the remainder.
+
+All partitions are split in the same round, vectorised over the tuple rows (one group-by per
+column and round), so the cost is a few passes over the count table per level of the hierarchies.
 """
 
 from __future__ import annotations
-
-from collections import deque
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,94 +27,101 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 
-def _contribution(
-    space: ReleaseSpace,
-    rows: IntArray,
-    cell_of: IntArray,
-    n_cells: int,
-    counts: FloatArray,
-    total: float,
-) -> float:
-    """The cells' additive share of the release's information (entropy or MI with useful)."""
-    sizes = cell_counts(cell_of, n_cells, counts[rows].sum(1)) / total
+def _cell_information(
+    space: ReleaseSpace, cell_of: IntArray, n_cells: int, counts: FloatArray, total: float
+) -> FloatArray:
+    """Each cell's additive share of the release's information (entropy, or MI with useful)."""
+    size = cell_counts(cell_of, n_cells, counts.sum(1)) / total
     useful = space.table.useful
     if useful is None:
-        p = sizes[sizes > 0]
-        return float(-(p * np.log(p)).sum())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(size > 0, -size * np.log(np.where(size > 0, size, 1.0)), 0.0)
     n_u = int(useful.max()) + 1
     joint = np.zeros((n_cells, n_u))
-    np.add.at(joint, (cell_of, useful[rows]), counts[rows].sum(1) / total)
-    pu = np.zeros(n_u)
-    np.add.at(pu, useful, counts.sum(1) / total)
-    outer = sizes[:, None] * pu[None, :]
-    mask = joint > 0
-    return float((joint[mask] * np.log(joint[mask] / outer[mask])).sum())
+    np.add.at(joint, (cell_of, useful), counts.sum(1) / total)
+    pu = np.bincount(useful, weights=counts.sum(1), minlength=n_u) / total
+    outer = size[:, None] * pu[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(joint > 0, joint * np.log(joint / np.where(outer > 0, outer, 1.0)), 0.0)
+    return np.asarray(terms.sum(1), dtype=float)
 
 
-def _split(
+def _best_splits(
     space: ReleaseSpace,
-    rows: IntArray,
+    part: IntArray,
+    n_parts: int,
     levels: IntArray,
-    j: int,
+    done: np.ndarray,
     counts: FloatArray,
     box: LiftBox,
     total: float,
-) -> tuple[float, list[IntArray], IntArray] | None:
-    """Specialise column ``j`` of one partition: (gain, valid children, remainder) or None."""
-    finer = levels.copy()
-    finer[j] -= 1
-    keys = space.keys(np.tile(finer, (rows.size, 1)), rows=rows)
-    child_of, n_child = group_rows(keys)
-    ct = cell_counts(child_of, n_child, counts[rows])
-    size = ct.sum(1)
-    valid = (size > 0) & ~box.breaks(ct)
-    if not valid.any():
-        return None
-    rest = rows[~valid[child_of]]
-    if rest.size and counts[rest].sum() > 0 and box.breaks(counts[rest].sum(0)[None])[0]:
-        return None
-    children = [rows[child_of == c] for c in np.flatnonzero(valid)]
-    cells = np.where(valid[child_of], child_of, n_child)
-    before = _contribution(space, rows, np.zeros(rows.size, dtype=np.int64), 1, counts, total)
-    after = _contribution(space, rows, cells, n_child + 1, counts, total)
-    return after - before, children, rest
+) -> tuple[FloatArray, IntArray, list[np.ndarray]]:
+    """Per partition: the best gain, its column (-1: none) and, per column, which rows go to a
+    valid child."""
+    m = levels.shape[1]
+    before = _cell_information(space, part, n_parts, counts, total)
+    best_gain = np.zeros(n_parts)
+    best_col = np.full(n_parts, -1, dtype=np.int64)
+    to_child: list[np.ndarray] = []
+    for j in range(m):
+        finer = levels[:, j] - 1
+        ok_row = (finer >= 0) & ~done[:, j]
+        label = np.where(ok_row, space.tables[j][np.maximum(finer, 0), space.table.codes[:, j]], -1)
+        child, n_child = group_rows(np.stack([part, label], axis=1))
+        ct = cell_counts(child, n_child, counts)
+        size = ct.sum(1)
+        child_ok = cell_counts(child, n_child, ok_row.astype(float)) > 0
+        valid = child_ok & (size > 0) & ~box.breaks(ct)
+        row_valid = valid[child]
+        to_child.append(row_valid)
+        rest = cell_counts(part, n_parts, counts * ~row_valid[:, None])
+        rest_ok = (rest.sum(1) <= 0) | ~box.breaks(rest)
+        any_valid = cell_counts(part, n_parts, row_valid.astype(float)) > 0
+        # after: valid children apart, the remainder as one cell
+        cell = np.where(row_valid, child, n_child + part)
+        after = _cell_information(space, cell, n_child + n_parts, counts, total)
+        owner = np.empty(n_child + n_parts, dtype=np.int64)
+        owner[child] = part
+        owner[n_child:] = np.arange(n_parts)
+        gain = np.bincount(owner, weights=after, minlength=n_parts) - before
+        gain = np.where(rest_ok & any_valid, gain, -np.inf)
+        better = gain > np.maximum(best_gain, 1e-12)
+        best_gain = np.where(better, gain, best_gain)
+        best_col = np.where(better, j, best_col)
+    return best_gain, best_col, to_child
 
 
 def refine_locally(space: ReleaseSpace, start: Plan, counts: FloatArray, box: LiftBox) -> Plan:
     """Specialise every cell of ``start`` top-down while it keeps epsilon (see module doc)."""
     total = float(counts.sum())
-    plan = start.copy()
-    plan.kind = "local"
     top = space.n_levels - 1
-    # suppressed rows are released at the top of every hierarchy
-    plan.levels[plan.suppressed] = top
-    cell_of, n_cells = group_rows(space.keys(plan.levels, None))
-    queue: deque[tuple[IntArray, IntArray, frozenset[int]]] = deque(
-        (
-            np.flatnonzero(cell_of == c),
-            plan.levels[np.flatnonzero(cell_of == c)[0]].copy(),
-            frozenset(),
+    levels = start.levels.copy()
+    levels[start.suppressed] = top  # suppressed rows are released at the top of every hierarchy
+    part, n_parts = group_rows(space.keys(levels, None))
+    done = np.zeros(levels.shape, dtype=bool)
+    while True:
+        _, best_col, to_child = _best_splits(space, part, n_parts, levels, done, counts, box, total)
+        col_of_row = best_col[part]
+        split_row = col_of_row >= 0
+        if not split_row.any():
+            break
+        rows = np.flatnonzero(split_row)
+        j_rows = col_of_row[rows]
+        goes = np.stack(to_child)[j_rows, rows]
+        child_rows, rest_rows = rows[goes], rows[~goes]
+        levels[child_rows, j_rows[goes]] -= 1
+        done[child_rows] = False
+        done[rest_rows, j_rows[~goes]] = True
+        # new partitions: children by (old partition, new labels); remainders stay together
+        moved = np.zeros(part.size, dtype=np.int64)
+        moved[child_rows] = 1
+        key = np.concatenate(
+            [
+                np.stack([part, split_row.astype(np.int64), moved], axis=1),
+                np.where(moved[:, None] == 1, space.keys(levels), -1),
+            ],
+            axis=1,
         )
-        for c in range(n_cells)
-    )
-    while queue:
-        rows, levels, done = queue.popleft()
-        best: tuple[float, int, list[IntArray], IntArray] | None = None
-        for j in range(levels.size):
-            if levels[j] == 0 or j in done:
-                continue
-            res = _split(space, rows, levels, j, counts, box, total)
-            if res is not None and res[0] > 1e-12 and (best is None or res[0] > best[0]):
-                best = (res[0], j, res[1], res[2])
-        if best is None:
-            continue
-        _, j, children, rest = best
-        finer = levels.copy()
-        finer[j] -= 1
-        for child in children:
-            plan.levels[child] = finer
-            queue.append((child, finer.copy(), frozenset()))
-        if rest.size:
-            queue.append((rest, levels.copy(), done | {j}))
-    plan.suppressed = np.all(plan.levels == top[None, :], axis=1)
-    return plan
+        part, n_parts = group_rows(key)
+    suppressed = np.all(levels == top[None, :], axis=1)
+    return Plan(levels, suppressed, "local")

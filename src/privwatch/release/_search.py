@@ -21,6 +21,7 @@ import heapq
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from numpy.typing import NDArray
 
 from ._cells import CountTable, LiftBox, cell_counts, entropy_of_sizes, group_rows
@@ -52,6 +53,35 @@ class ReleaseSpace:
             self.vocab.append(list(words))
             self.star.append(words[SUPPRESSED])
         self.tables = [np.stack(per_level) for per_level in self.text_ids]  # (levels, values)
+        sizes = [float(len(v)) for v in self.vocab]
+        self._flat = float(np.prod(sizes)) < 2**62
+        self._mult = np.cumprod([1, *[len(v) for v in self.vocab[::-1]]])[:-1][::-1].astype(
+            np.int64
+        )
+        self._cache: dict[tuple[int, ...], tuple[IntArray, int]] = {}
+
+    #: Largest memory (bytes) the cache of lattice-node groupings may hold.
+    CACHE_BYTES = 256 * 2**20
+
+    def node_cells(self, node: tuple[int, ...]) -> tuple[IntArray, int]:
+        """Cell of every tuple row at a global-recoding node (cached: it does not depend on the
+        counts or on epsilon, so the frontier and the held-out folds reuse it)."""
+        hit = self._cache.get(node)
+        if hit is not None:
+            return hit
+        codes = self.table.codes
+        if self._flat:
+            flat = np.zeros(codes.shape[0], dtype=np.int64)
+            for j, level in enumerate(node):
+                flat += self.tables[j][level][codes[:, j]] * self._mult[j]
+            inv = np.asarray(pd.factorize(flat)[0], dtype=np.int64)
+            out = (inv, int(inv.max()) + 1 if inv.size else 0)
+        else:
+            lv = np.tile(np.asarray(node, dtype=np.int64), (codes.shape[0], 1))
+            out = group_rows(self.keys(lv))
+        if (len(self._cache) + 1) * codes.shape[0] * 8 <= self.CACHE_BYTES:
+            self._cache[node] = out
+        return out
 
     def keys(
         self, levels: IntArray, suppressed: np.ndarray | None = None, rows: IntArray | None = None
@@ -172,8 +202,7 @@ def evaluate_node(
 ) -> tuple[float, NodeResult | None]:
     """(upper bound, best release at the node or None) for one lattice node."""
     n_rows = space.table.codes.shape[0]
-    lv = np.tile(np.asarray(levels, dtype=np.int64), (n_rows, 1))
-    cell_of, n_cells = group_rows(space.keys(lv))
+    cell_of, n_cells = space.node_cells(levels)
     bound = information(space, cell_of, n_cells, counts)
     ct = cell_counts(cell_of, n_cells, counts)
     n = float(counts.sum())
@@ -182,9 +211,9 @@ def evaluate_node(
         return bound, None
     # classes without a fitted record (only in held-out data) have no estimate: suppressed
     sup_cells = sup_cells | (ct.sum(1) <= 0)
-    plan = Plan(lv, sup_cells[cell_of])
-    cells, k = release_cells(space, plan)
-    value = information(space, cells, k, counts)
+    plan = Plan(np.tile(np.asarray(levels, dtype=np.int64), (n_rows, 1)), sup_cells[cell_of])
+    # the suppressed classes become one cell (at the all-* node there is one class anyway)
+    value = information(space, np.where(plan.suppressed, n_cells, cell_of), n_cells + 1, counts)
     share = float(counts[plan.suppressed].sum() / n) if n > 0 else 0.0
     return bound, NodeResult(levels, value, share, plan)
 
