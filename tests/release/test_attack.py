@@ -99,6 +99,7 @@ def test_attack_approaches_the_bayes_attacker() -> None:
     released, control = draw(20_000), draw(4_000)
     r = inference_attack(released, released.iloc[:4_000], control, "y", "s", joint=joint, rng=0)
     assert r.bayes_success == pytest.approx(0.30 + 0.25 + 0.10)
+    assert r.bayes_success is not None
     assert r.success_control_ci[0] <= r.bayes_success <= r.success_control_ci[1]
     assert r.risk_ci[0] == 0.0  # no record-level leak: the release is a plain sample
     assert bayes_attack_success(joint) == pytest.approx(0.65)
@@ -121,7 +122,7 @@ def test_to_dict_is_plain() -> None:
         ({"sensitive": ["dx"]}, "`sensitive` must be one column name; got ['dx']."),
         ({"sensitive": "age"}, "`sensitive` must not be a quasi-identifier; got 'age'."),
         (
-            {"targets": RELEASED.assign(dx=[None] + ["a"] * 11)},
+            {"targets": RELEASED.assign(dx=pd.Series([None] + ["a"] * 11, dtype=object))},
             "`targets` must have no missing value in the sensitive column 'dx'.",
         ),
         ({"rng": -1}, "`rng` must be None, a non-negative int"),

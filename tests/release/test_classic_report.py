@@ -75,7 +75,7 @@ def test_to_dict_and_thresholds() -> None:
     d = r.to_dict()
     assert d["table"]["k_anonymity"] == {
         "value": 4,
-        "threshold": 3.0,
+        "threshold": 3,
         "rule": ">=",
         "passes": True,
         "reference": CLASSIC_THRESHOLDS["k_anonymity"][2],
@@ -118,7 +118,7 @@ def test_thirty_thousand_rows_quickly() -> None:
             "`thresholds` must use the names [",
         ),
         (
-            {"frame": FRAME.assign(condition=[None] + ["x"] * 11)},
+            {"frame": FRAME.assign(condition=pd.Series([None] + ["x"] * 11, dtype=object))},
             "`frame` must have no missing values in sensitive column 'condition'; got 1 missing.",
         ),
     ],

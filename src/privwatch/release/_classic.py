@@ -78,9 +78,10 @@ class ClassicReport:
         _, rule, reference = CLASSIC_THRESHOLDS[name]
         threshold = self.thresholds[name]
         number: float | int = int(value) if name in _INTEGER else float(value)
+        limit: float | int = int(threshold) if name in _INTEGER else threshold
         return {
             "value": number,
-            "threshold": threshold,
+            "threshold": limit,
             "rule": rule,
             "passes": _passes(value, threshold, rule),
             "reference": reference,
