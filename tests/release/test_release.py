@@ -189,3 +189,25 @@ def test_bad_arguments_name_themselves() -> None:
         find_release(df, "s", ["a"], epsilon=1, folds=1)
     with pytest.raises(ValidationError, match="not observed"):
         find_release(df, "s", ["a"], epsilon=1, hierarchies={"zz": "f.csv"})
+
+
+def test_confidence_margin_trades_information_for_held_out_safety() -> None:
+    df, hier = _random_table(5)
+    kw = {
+        "epsilon": 0.4,
+        "hierarchies": hier,
+        "folds": 5,
+        "frontier_epsilons": [],
+        "suggest": False,
+        "rng": 1,
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReleaseNotMetWarning)
+        plain = find_release(df, "s", list("abc"), **kw)
+        safe = find_release(df, "s", list("abc"), confidence=0.95, **kw)
+    assert safe.information_nats <= plain.information_nats + 1e-12
+    assert safe.max_log_lift <= 0.4 + 1e-9  # still exact in-sample
+    assert plain.held_out is not None and safe.held_out is not None
+    assert safe.held_out.breach_probability <= plain.held_out.breach_probability + 0.02
+    with pytest.raises(ValidationError, match="confidence"):
+        find_release(df, "s", ["a"], epsilon=1, confidence=1.5)

@@ -66,6 +66,13 @@ def audit_command(
     held_out_tolerance: Annotated[
         float, typer.Option(help="Largest held-out breach probability still called met.")
     ] = 0.05,
+    confidence: Annotated[
+        float | None,
+        typer.Option(
+            help="Cells must also pass with the credible bounds of their sensitive "
+            "shares at this level (e.g. 0.9): a margin for held-out records."
+        ),
+    ] = None,
 ) -> None:
     """Audit a table: score every record, release a lift-private version, write a report."""
     t0 = time.perf_counter()
@@ -109,6 +116,7 @@ def audit_command(
                     useful=useful,
                     local=local,
                     held_out_tolerance=held_out_tolerance,
+                    confidence=confidence,
                 )
             step("writing the outputs")
             written = write_audit(result, out)

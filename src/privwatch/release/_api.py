@@ -111,10 +111,11 @@ class _Fitter:
         disclosure: str,
         max_suppressed: float,
         local: bool,
+        confidence: float | None = None,
     ) -> None:
         self.space, self.table, self.local = space, table, local
         self.max_suppressed = max_suppressed
-        self.box = LiftBox(table.total().sum(0), table.marginals(), epsilon, disclosure)
+        self.box = LiftBox(table.total().sum(0), table.marginals(), epsilon, disclosure, confidence)
 
     def fit(self, counts: np.ndarray) -> tuple[Plan, float, float | None, int, tuple[int, ...]]:
         best, evaluated = search_global(self.space, counts, self.box, self.max_suppressed)
@@ -168,6 +169,7 @@ def find_release(
     held_out_tolerance: float = 0.05,
     frontier_epsilons: Sequence[float] | None = None,
     suggest: bool = True,
+    confidence: float | None = None,
     rng: int = 0,
 ) -> ReleaseResult:
     """Search the most informative release of ``frame`` that meets epsilon-lift privacy.
@@ -183,6 +185,9 @@ def find_release(
     best release keeps no information (every record ends in one cell), or when the held-out
     breach probability's 95 % interval lies above ``held_out_tolerance``; with ``suggest`` it
     then names the nearest feasible alternatives (each one searched and checked the same way).
+    ``confidence`` (e.g. 0.9) makes the search demand that every cell also pass with the
+    credible bounds of its sensitive shares (:class:`~privwatch.release.LiftBox`): smaller cells
+    need a margin, which trades information for a guarantee that holds on held-out records.
     ``frontier_epsilons`` (default: 0.25, 0.5, 1, 1.5, 2, 3 and ``epsilon``) are the points of
     the frontier of epsilon against information kept and records suppressed.
 
@@ -211,7 +216,7 @@ def find_release(
     )
     space = ReleaseSpace(table, hier)
     total = table.total()
-    fitter = _Fitter(space, table, epsilon, disclosure, max_suppressed, local)
+    fitter = _Fitter(space, table, epsilon, disclosure, max_suppressed, local, confidence)
     plan, info_global, info_local, evaluated, node = fitter.fit(total)
     box = fitter.box
     cell_of, n_cells = release_cells(space, plan)
@@ -247,7 +252,7 @@ def find_release(
     grid = frontier_epsilons
     if grid is None:
         grid = sorted({0.25, 0.5, 1.0, 1.5, 2.0, 3.0, float(epsilon)})
-    frontier = _frontier(space, table, total, grid, disclosure, max_suppressed, local)
+    frontier = _frontier(space, table, total, grid, disclosure, max_suppressed, local, confidence)
     alternatives: list[str] = []
     if not suggest:
         pass
@@ -360,10 +365,11 @@ def _frontier(
     disclosure: str,
     max_suppressed: float,
     local: bool,
+    confidence: float | None = None,
 ) -> list[dict[str, Any]]:
     out = []
     for eps in grid:
-        f = _Fitter(space, table, float(eps), disclosure, max_suppressed, local)
+        f = _Fitter(space, table, float(eps), disclosure, max_suppressed, local, confidence)
         plan, info_g, info_l, _, _ = f.fit(total)
         out.append(
             {
@@ -387,6 +393,7 @@ def _held_out_alternatives(
     local: bool,
     tolerance: float,
     rng: int,
+    confidence: float | None = None,
 ) -> list[str]:
     """Settings whose held-out breach is lower: a larger epsilon, or one-sided disclosure."""
     tries = [(epsilon * f, disclosure) for f in (1.5, 2.0, 3.0)]
@@ -394,7 +401,7 @@ def _held_out_alternatives(
         tries.insert(0, (epsilon, "positive"))
     out = []
     for eps, disc in tries:
-        f = _Fitter(space, table, eps, disc, max_suppressed, local)
+        f = _Fitter(space, table, eps, disc, max_suppressed, local, confidence)
         held = held_out_check(space, table, f.plan, f.box, rng=np.random.default_rng(rng))
         value = information(space, *release_cells(space, f.plan(table.total())), table.total())
         lo, hi = held.breach_probability_ci
@@ -416,6 +423,7 @@ def _alternatives(
     max_suppressed: float,
     frontier: list[dict[str, Any]],
     local: bool,
+    confidence: float | None = None,
 ) -> list[str]:
     out = []
     ok = [p for p in frontier if p["information_nats"] > 1e-9]
@@ -428,7 +436,7 @@ def _alternatives(
     for share in (0.1, 0.2, 0.3, 0.5):
         if share <= max_suppressed:
             continue
-        plan = _Fitter(space, table, epsilon, disclosure, share, local).plan(total)
+        plan = _Fitter(space, table, epsilon, disclosure, share, local, confidence).plan(total)
         value = information(space, *release_cells(space, plan), total)
         if value > 1e-9:
             out.append(
@@ -436,7 +444,9 @@ def _alternatives(
             )
             break
     if disclosure == "both":
-        plan = _Fitter(space, table, epsilon, "positive", max_suppressed, local).plan(total)
+        plan = _Fitter(space, table, epsilon, "positive", max_suppressed, local, confidence).plan(
+            total
+        )
         value = information(space, *release_cells(space, plan), total)
         out.append(
             f"use --disclosure positive (beliefs may not grow by more than e^epsilon): "

@@ -125,6 +125,11 @@ class LiftBox:
         The lift-privacy level in nats.
     disclosure : {"both", "positive"}
         Two-sided lift privacy, or only an upper bound on the lift.
+    confidence : float or None
+        None: a cell is tested on its plug-in posterior. A level q in (0.5, 1): it must also pass
+        with its credible bounds, the q-quantiles of the Beta posterior of every sensitive share
+        (prior weight S/2 spread by the population shares, as in the held-out check), so that a
+        small cell only passes with a margin that fresh records are likely to keep.
     """
 
     def __init__(
@@ -133,7 +138,11 @@ class LiftBox:
         marginals: list[IntArray],
         epsilon: float,
         disclosure: str,
+        confidence: float | None = None,
     ) -> None:
+        if confidence is not None and not 0.5 <= confidence < 1:
+            raise ValidationError(f"`confidence` must be in [0.5, 1); got {confidence!r}.")
+        self.confidence = confidence
         if disclosure not in DISCLOSURES:
             raise ValidationError(f"`disclosure` must be one of {DISCLOSURES}; got {disclosure!r}.")
         self.epsilon = float(epsilon)
@@ -156,6 +165,20 @@ class LiftBox:
         self.lo = (
             np.exp(-self.epsilon) * self.prior if disclosure == "both" else np.zeros_like(prior)
         )
+        group_size = np.bincount(self.groups).astype(float)
+        self.alpha = 0.5 * group_size[self.groups] * self.prior  # per projected value
+
+    def bounds(self, cells: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Lower and upper credible bounds of every projected sensitive share of each cell."""
+        from scipy.special import betaincinv
+
+        proj = np.asarray(cells, dtype=float) @ self.projection
+        size = np.asarray(cells, dtype=float).sum(-1, keepdims=True)
+        a = proj + self.alpha
+        group_alpha = np.bincount(self.groups, weights=self.alpha)[self.groups]
+        b = size - proj + (group_alpha - self.alpha)
+        q = float(self.confidence or 0.5)
+        return betaincinv(a, b, 1.0 - q), betaincinv(a, b, q)
 
     def posterior(self, cells: FloatArray) -> FloatArray:
         proj = np.asarray(cells, dtype=float) @ self.projection
@@ -167,11 +190,19 @@ class LiftBox:
         """How far each cell's posteriors lie outside the box (0 for a valid cell)."""
         post = self.posterior(cells)
         excess = np.maximum(post - self.hi, 0.0) + np.maximum(self.lo - post, 0.0)
+        if self.confidence is not None:
+            low, high = self.bounds(cells)
+            excess = excess + np.maximum(high - self.hi, 0.0) + np.maximum(self.lo - low, 0.0)
         return np.asarray(excess.sum(-1), dtype=float)
 
     def breaks(self, cells: FloatArray) -> np.ndarray:
-        """Whether each cell breaks the guarantee (with a 1e-12 tolerance on the lift)."""
-        return np.asarray(self.worst(cells) > self.epsilon + 1e-12)
+        """Whether each cell breaks the guarantee (with a 1e-12 tolerance on the lift), and with
+        a ``confidence``, whether its credible bounds leave the box."""
+        out = self.worst(cells) > self.epsilon + 1e-12
+        if self.confidence is not None:
+            low, high = self.bounds(cells)
+            out = out | ((high > self.hi * (1 + 1e-12)) | (low < self.lo * (1 - 1e-12))).any(-1)
+        return np.asarray(out)
 
     def worst(self, cells: FloatArray) -> FloatArray:
         """The cell's worst log-lift: max |log-lift| (``both``) or max log-lift (``positive``)."""

@@ -114,6 +114,7 @@ def audit(
     useful: str | None = None,
     local: bool = True,
     held_out_tolerance: float = 0.05,
+    confidence: float | None = None,
 ) -> AuditResult:
     """Run the privacy watchdog audit of ``df`` (see the CLI's ``privwatch audit``).
 
@@ -175,6 +176,7 @@ def audit(
     if est is None and delta is None:
         say("searching the most informative release")
         source = frame if components is None else frame.join(df[components])
+
         def search(eps: float, final: bool = True) -> ReleaseResult:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PrivacyWarning)
@@ -193,6 +195,7 @@ def audit(
                     held_out_tolerance=held_out_tolerance,
                     frontier_epsilons=None if final else [],
                     suggest=final,
+                    confidence=confidence,
                     rng=rng,
                 )
 
@@ -294,6 +297,7 @@ def audit(
         "useful": useful,
         "local_recoding": local,
         "held_out_tolerance": held_out_tolerance,
+        "confidence": confidence,
     }
     return AuditResult(
         settings,
