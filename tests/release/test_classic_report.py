@@ -118,6 +118,10 @@ def test_thirty_thousand_rows_quickly() -> None:
             "`thresholds` must use the names [",
         ),
         (
+            {"thresholds": {"t_closeness": "0.2"}},
+            "`thresholds['t_closeness']` must be a non-negative finite number; got '0.2'.",
+        ),
+        (
             {"frame": FRAME.assign(condition=pd.Series([None] + ["x"] * 11, dtype=object))},
             "`frame` must have no missing values in sensitive column 'condition'; got 1 missing.",
         ),

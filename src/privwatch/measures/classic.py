@@ -97,7 +97,7 @@ def sample_uniques(counts: ArrayLike) -> int:
     .. math:: \#\{c : n_c = 1\}
 
     The basic re-identification count of statistical disclosure control (sdcMicro's
-    ``fk = 1``; Hundepool et al., *Statistical Disclosure Control*, Wiley 2012, §3.3). A release
+    ``fk = 1``; Hundepool et al., *Statistical Disclosure Control*, Wiley 2012). A release
     is usually expected to have none.
 
     Examples
@@ -140,7 +140,7 @@ def distinct_l_diversity(counts: ArrayLike) -> int:
 
     .. math:: l = \min_c \#\{s : \mathrm{counts}[c, s] > 0\}
 
-    Machanavajjhala et al., ACM TKDD 1(1), 2007 (the "distinct" reading of §4). Common
+    Machanavajjhala et al., ACM TKDD 1(1), 2007 (the "distinct" reading of l-diversity). Common
     threshold: ``l >= 2`` (ARX's default), ``l >= 3`` in the paper's experiments.
 
     Examples
@@ -156,7 +156,7 @@ def entropy_l_diversity(counts: ArrayLike) -> float:
 
     .. math:: l = \exp \min_c H(q_c), \qquad H(q_c) = -\sum_s q_c(s) \ln q_c(s)
 
-    Machanavajjhala et al., ACM TKDD 1(1), 2007, Definition 4.1: a table is entropy
+    Machanavajjhala et al., ACM TKDD 1(1), 2007 (entropy l-diversity): a table is entropy
     l-diverse when every class has :math:`H(q_c) \ge \ln l`. Common threshold: ``l >= 2``.
 
     Examples
@@ -180,7 +180,7 @@ def recursive_cl_diversity(counts: ArrayLike, l: int = 2) -> float:  # noqa: E74
     .. math:: c^* = \max_c \frac{r_1}{\sum_{i \ge l} r_i}
 
     (``inf`` when a class has fewer than ``l`` distinct values). Machanavajjhala et al., ACM
-    TKDD 1(1), 2007, Definition 4.2. Common setting: ``l = 2`` with ``c = 3``.
+    TKDD 1(1), 2007 (recursive (c, l)-diversity). Common setting: ``l = 2`` with ``c = 3``.
 
     Examples
     --------
@@ -211,7 +211,7 @@ def t_closeness(counts: ArrayLike, *, values: ArrayLike | None = None) -> float:
 
     .. math:: t = \max_c \frac{1}{m - 1} \sum_{i=1}^{m} \Bigl|\sum_{j \le i} r_j\Bigr|.
 
-    Li, Li & Venkatasubramanian, ICDE 2007, §4.2 (equal distance, ordered distance). Common
+    Li, Li & Venkatasubramanian, ICDE 2007 (EMD with equal and ordered distance). Common
     threshold: ``t <= 0.2`` (the paper's experiments use 0.15 and 0.2).
 
     Examples
@@ -254,7 +254,7 @@ def basic_beta_likeness(counts: ArrayLike) -> float:
 
     .. math:: \beta = \max_{c,\, s\,:\, q_c(s) > p(s)} \frac{q_c(s) - p(s)}{p(s)}
 
-    Cao & Karras, VLDB 2012, Definition 2 (only gains count: a class may lower the confidence
+    Cao & Karras, VLDB 2012, basic beta-likeness (only gains count: a class may lower the confidence
     in a value freely). Common threshold: ``beta <= 1`` (confidence at most doubled); the
     paper's experiments range over small ``beta`` from 1 to 5.
 
@@ -278,7 +278,7 @@ def enhanced_beta_likeness(counts: ArrayLike) -> float:
 
     The table therefore meets it for every :math:`\beta \ge` :func:`basic_beta_likeness` when
     every gain is within its cap :math:`-\ln p(s)`, and for no ``beta`` otherwise (returned as
-    ``inf``). Cao & Karras, VLDB 2012, Definition 3. (pycanon 1.3.6 returns
+    ``inf``). Cao & Karras, VLDB 2012, enhanced beta-likeness. (pycanon 1.3.6 returns
     ``min(basic beta, -ln min_s p(s))`` instead, which is not this definition.)
 
     Examples
@@ -302,8 +302,8 @@ def delta_disclosure(counts: ArrayLike) -> float:
 
     .. math:: \delta = \max_{c, s} \left| \ln \frac{q_c(s)}{p(s)} \right|
 
-    Brickell & Shmatikov, KDD 2008, Definition 4 (the table is delta-disclosure-private for
-    every delta strictly above this value). A sensitive value absent from a class has
+    Brickell & Shmatikov, KDD 2008, delta-disclosure privacy (the table is delta-disclosure
+    private for every delta strictly above this value). A sensitive value absent from a class has
     :math:`\ln 0 = -\infty`: the class rules it out, which no finite delta allows, so the result
     is ``inf`` (pycanon 1.3.6 skips such cells). It equals the two-sided lift-privacy epsilon of
     the joint pmf ``counts.T / N`` (Hsu et al., Definition 1). No threshold is standard; the

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from .._validation import _short
+from .._validation import _short, check_nonnegative
 from ..exceptions import ValidationError
 from ..measures import classic as mc
 
@@ -24,16 +24,16 @@ __all__ = ["CLASSIC_THRESHOLDS", "ClassicReport", "classic_counts", "classic_rep
 #: "<=" stay at or below it; "<" stay strictly below it (definitions with a strict inequality).
 CLASSIC_THRESHOLDS: dict[str, tuple[float, str, str]] = {
     "k_anonymity": (5, ">=", "Sweeney, IJUFKS 2002"),
-    "sample_uniques": (0, "<=", "Hundepool et al., Statistical Disclosure Control 2012, §3.3"),
+    "sample_uniques": (0, "<=", "Hundepool et al., Statistical Disclosure Control 2012"),
     "prosecutor_risk_max": (0.2, "<=", "El Emam & Dankar, JAMIA 2008"),
     "prosecutor_risk_mean": (0.05, "<=", "El Emam & Dankar, JAMIA 2008"),
     "distinct_l_diversity": (2, ">=", "Machanavajjhala et al., TKDD 2007"),
-    "entropy_l_diversity": (2, ">=", "Machanavajjhala et al., TKDD 2007, Def. 4.1"),
-    "recursive_cl_diversity": (3, "<", "Machanavajjhala et al., TKDD 2007, Def. 4.2 (l = 2)"),
+    "entropy_l_diversity": (2, ">=", "Machanavajjhala et al., TKDD 2007 (entropy)"),
+    "recursive_cl_diversity": (3, "<", "Machanavajjhala et al., TKDD 2007 (recursive, l = 2)"),
     "t_closeness": (0.2, "<=", "Li, Li & Venkatasubramanian, ICDE 2007"),
-    "basic_beta_likeness": (1.0, "<=", "Cao & Karras, VLDB 2012, Def. 2"),
-    "enhanced_beta_likeness": (1.0, "<=", "Cao & Karras, VLDB 2012, Def. 3"),
-    "delta_disclosure": (1.0, "<", "Brickell & Shmatikov, KDD 2008, Def. 4"),
+    "basic_beta_likeness": (1.0, "<=", "Cao & Karras, VLDB 2012 (basic)"),
+    "enhanced_beta_likeness": (1.0, "<=", "Cao & Karras, VLDB 2012 (enhanced)"),
+    "delta_disclosure": (1.0, "<", "Brickell & Shmatikov, KDD 2008"),
 }
 _TABLE_MEASURES = ("k_anonymity", "sample_uniques", "prosecutor_risk_max", "prosecutor_risk_mean")
 _INTEGER = {"k_anonymity", "sample_uniques", "distinct_l_diversity"}
@@ -230,7 +230,7 @@ def classic_report(
             raise ValidationError(
                 f"`thresholds` must use the names {sorted(limits)}; got {name!r}."
             )
-        limits[name] = float(value)
+        limits[name] = check_nonnegative(value, f"thresholds[{name!r}]")
     for s in sens:
         if frame[s].isna().any():
             raise ValidationError(
