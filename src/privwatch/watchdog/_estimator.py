@@ -175,14 +175,18 @@ class Watchdog(ParamsMixin):
         else:
             relaxed = relaxed_watchdog(p, eps, delta, eps_max)
             keep, breach = relaxed.mask, relaxed.breach_probability
-        randomized, effective = _effective_level(p, keep, self.risk_)
+        # the guarantee is about the records released: with smoothing, the flags come from the
+        # smoothed estimate but the level is computed on the unsmoothed (empirical) counts
+        emp = np.asarray(self.counts_, dtype=float)
+        emp = emp / emp.sum() if emp.shape == p.shape and emp.sum() > 0 else p
+        randomized, effective = _effective_level(emp, keep, _symbol_risk(emp))
         self.keep_ = keep
         self.guarantee_ = Guarantee(
             epsilon=effective,
-            delta=breach,
+            delta=breach if emp is p else _breach(emp, keep, eps),
             threshold=eps,
             randomized_epsilon=randomized,
-            flagged_probability=float(p[:, ~keep].sum()),
+            flagged_probability=float(emp[:, ~keep].sum()),
             n_flagged_symbols=int(np.count_nonzero(~keep)),
         )
         self.utility_: WatchdogUtility = _utility(p.sum(axis=0), keep)
@@ -353,9 +357,12 @@ class Watchdog(ParamsMixin):
             flagged_probability=float(p[:, ~keep].sum()),
             n_flagged_symbols=int(np.count_nonzero(~keep)),
         )
+        # Prop. 2 bounds the leakage only when every released symbol meets epsilon; on held-out
+        # records a kept symbol may not, and then gamma bounds nothing (reported as inf)
+        kept_ok = bool(np.all(risk[keep] <= eps + 1e-12))
         return WatchdogEvaluation(
             guarantee=guarantee,
-            gamma_bound=_gamma(p.sum(axis=0), keep, eps),
+            gamma_bound=_gamma(p.sum(axis=0), keep, eps) if kept_ok else math.inf,
             utility=_utility(p.sum(axis=0), keep),
             leakage_before=leakage_report(p),
             leakage_after=leakage_report(release_joint(p, keep)),

@@ -86,7 +86,8 @@ class WatchdogEvaluation:
     """What a fitted watchdog does to a set of records (see :meth:`Watchdog.evaluate`).
 
     ``guarantee.delta`` here is the measured breach probability of the threshold on these
-    records (Sadeghi eq. 11), ``gamma_bound`` Hsu et al.'s Prop. 2 bound on them.
+    records (Sadeghi eq. 11), ``gamma_bound`` Hsu et al.'s Prop. 2 bound on them (inf when a
+    released symbol breaks epsilon on these records: the bound's premise fails there).
     """
 
     guarantee: Guarantee
