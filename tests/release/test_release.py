@@ -211,3 +211,32 @@ def test_confidence_margin_trades_information_for_held_out_safety() -> None:
     assert safe.held_out.breach_probability <= plain.held_out.breach_probability + 0.02
     with pytest.raises(ValidationError, match="confidence"):
         find_release(df, "s", ["a"], epsilon=1, confidence=1.5)
+
+
+def test_useful_objective_is_searched_exactly() -> None:
+    df, hier = _random_table(6)
+    df["u"] = np.where(df["a"] >= 3, "big", "small")
+    table, _ = CountTable.from_frame(df, ["s"], list("bc"), {c: hier[c] for c in "bc"}, useful="u")
+    space = ReleaseSpace(table, {c: hier[c] for c in "bc"})
+    total = table.total()
+    box = LiftBox(total.sum(0), table.marginals(), 0.3, "both")
+    best, _ = search_global(space, total, box, 0.05)
+    brute = [
+        evaluate_node(space, node, total, box, 0.05)[1]
+        for node in itertools.product(*[range(int(k)) for k in space.n_levels])
+    ]
+    assert best.information == pytest.approx(max(r.information for r in brute if r), abs=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReleaseNotMetWarning)
+        r = find_release(
+            df, "s", ["a", "b", "c"], epsilon=0.3, useful="u", folds=0, frontier_epsilons=[]
+        )
+    # information about the useful column: at most H(u), and exactly I(release; u)
+    pu = df["u"].value_counts(normalize=True).to_numpy()
+    assert 0.0 <= r.information_nats <= float(-(pu * np.log(pu)).sum()) + 1e-12
+    key = r.released.astype(str).agg("|".join, axis=1)
+    joint = pd.crosstab(key, df["u"]).to_numpy(dtype=float)
+    joint = joint / joint.sum()
+    outer = joint.sum(1, keepdims=True) * joint.sum(0, keepdims=True)
+    mi = float(np.nansum(np.where(joint > 0, joint * np.log(joint / outer), 0.0)))
+    assert r.information_nats == pytest.approx(mi, abs=1e-9)
