@@ -49,7 +49,7 @@ def _random_pmf(rng: np.random.Generator, n_s: int, n_x: int, ties: bool) -> NDA
         counts[0, 0] += 1.0
     else:
         counts = rng.gamma(0.5, size=(n_s, n_x))
-    return counts / counts.sum()
+    return np.asarray(counts / counts.sum(), dtype=np.float64)
 
 
 @pytest.mark.parametrize("ties", [False, True])
