@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from privwatch import PrivacyWarning, ValidationError, Watchdog
-from privwatch.estimators import ClassifierLift, DVLift, PluginLift
+from privwatch.estimators import ClassifierLift, DVLift, PluginLift, PosteriorLift
+from privwatch.watchdog._records import RecordWatchdog
 
 FAST = {"epochs": 40, "n_ensemble": 1, "patience": 10}
 
@@ -29,8 +30,12 @@ def _data(n: int, seed: int) -> pd.DataFrame:
 
 @pytest.mark.parametrize(
     "make",
-    [lambda: ClassifierLift(rng=0, **FAST), lambda: DVLift(rng=0, **FAST)],
-    ids=["classifier", "dv"],
+    [
+        lambda: PosteriorLift(rng=0),
+        pytest.param(lambda: ClassifierLift(rng=0, **FAST), marks=pytest.mark.slow),
+        pytest.param(lambda: DVLift(rng=0, **FAST), marks=pytest.mark.slow),
+    ],
+    ids=["posterior", "classifier", "dv"],
 )
 def test_record_level_flags_and_merge(make) -> None:  # type: ignore[no-untyped-def]
     train, test = _data(2000, 0), _data(500, 1)
@@ -53,21 +58,41 @@ def test_record_level_flags_and_merge(make) -> None:  # type: ignore[no-untyped-
     assert g.flagged_probability == pytest.approx(wd.flag(train).mean())
 
 
-def test_uniform_draws_flagged_fit_records_and_warns_on_same_records() -> None:
+def test_uniform_draws_flagged_fit_records_scored_cross_fitted() -> None:
     train = _data(1500, 2)
     wd = Watchdog(
-        epsilon=0.4, randomization="uniform", rng=3, estimator=ClassifierLift(rng=0, **FAST)
+        epsilon=0.4, randomization="uniform", rng=3, estimator=PosteriorLift(C=0.1, rng=0)
     ).fit(train, "s", ["u", "v", "c"])
-    with pytest.warns(PrivacyWarning, match="very records being released"):
-        release = wd.transform(train)
-    flagged = wd.flag(train)
-    pool = {tuple(r) for r in wd.records_.pool_.itertuples(index=False)}  # type: ignore[union-attr]
-    drawn = {tuple(r) for r in release.loc[flagged].itertuples(index=False)}
-    assert drawn <= pool
-    held_out = _data(300, 9)
+    records = wd.records_
+    assert records is not None
+    # the fit records are scored by the fold models that did not see them
+    assert sorted(np.unique(records.fold_)) == [0, 1, 2, 3, 4]
+    scores = wd.score_samples(train)
+    assert np.array_equal(scores.log_lift, records.fit_log_lift_)
+    in_sample = records.estimator.log_lift(train[["u", "v", "c"]])
+    assert not np.allclose(scores.log_lift, in_sample)
+    # a reordered copy is not "the fit records": it gets the all-records model
+    shuffled = train.iloc[::-1].reset_index(drop=True)
+    assert np.allclose(wd.score_samples(shuffled).log_lift, in_sample[::-1])
+    assert "cross-fitted (5 folds)" in wd.guarantee_.basis
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyWarning)
-        wd.transform(held_out)  # no warning on other records
+        release = wd.transform(train)  # cross-fitted: no same-records warning
+    flagged = wd.flag(train)
+    pool = {tuple(r) for r in records.pool_.itertuples(index=False)}
+    drawn = {tuple(r) for r in release.loc[flagged].itertuples(index=False)}
+    assert drawn <= pool
+
+
+def test_without_crossfitting_warns_on_the_fit_records() -> None:
+    train = _data(800, 6)
+    s_codes = (train["s"] == "b").to_numpy().astype(np.int64)
+    rec = RecordWatchdog(PosteriorLift(C=0.1, rng=0), ["u", "c"], cv=None)
+    rec.fit(train, s_codes, ["a", "b"]).threshold(0.4)
+    assert (rec.fold_ == -1).all()
+    flagged = rec.scores(train, ["a", "b"]).risk > 0.4
+    with pytest.warns(PrivacyWarning, match="very records being released"):
+        rec.transform(train, flagged, "merge", "*", 0)
 
 
 def test_plugin_estimator_uses_exact_path() -> None:
@@ -85,7 +110,7 @@ def test_record_level_errors() -> None:
         Watchdog(delta=0.1, estimator=ClassifierLift(**FAST)).fit(df, "s", ["u"])
     with pytest.raises(ValidationError, match="`estimator` must be a privwatch log-lift"):
         Watchdog(estimator=object()).fit(df, "s", ["u"])  # type: ignore[arg-type]
-    wd = Watchdog(estimator=ClassifierLift(**FAST)).fit(df, "s", ["u", "c"])
+    wd = Watchdog(estimator=PosteriorLift(C=0.1)).fit(df, "s", ["u", "c"])
     with pytest.raises(ValidationError, match="evaluate\\(\\) computes exact measures"):
         wd.evaluate(df, "s")
     with pytest.raises(ValidationError, match="exact leakage measures need the plug-in"):

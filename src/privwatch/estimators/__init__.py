@@ -1,20 +1,38 @@
 """Log-lift estimated from samples: plug-in counts, classifier posterior ratio, and the
-Donsker-Varadhan / NWJ neural estimators. All share ``fit(X, s)`` / ``log_lift(X)`` /
+Donsker-Varadhan / NWJ neural estimators, regularised scikit-learn posteriors, and ``AutoLift``
+(the family chosen by held-out log-loss). All share ``fit(X, s)`` / ``log_lift(X)`` /
 ``score_samples(X)`` and save / load without pickle."""
 
+from ._auto import CANDIDATES, AutoLift, make_lift_estimator, posterior_log_loss
 from ._base import LiftEstimator
 from ._bayes_grid import bayes_error_grid, grid_centres
 from ._classifier import ClassifierLift
+from ._crossfit import LiftScores
 from ._dv import DVLift
 from ._plugin import PluginLift
+from ._plugin_intervals import (
+    MutualInformationEstimate,
+    lift_intervals,
+    miller_madow_mutual_information,
+)
+from ._posterior import PosteriorLift
 from ._preprocess import TabularPreprocessor
 
 __all__ = [
+    "CANDIDATES",
+    "AutoLift",
     "ClassifierLift",
     "DVLift",
     "LiftEstimator",
+    "LiftScores",
+    "MutualInformationEstimate",
     "PluginLift",
+    "PosteriorLift",
     "TabularPreprocessor",
     "bayes_error_grid",
     "grid_centres",
+    "lift_intervals",
+    "make_lift_estimator",
+    "miller_madow_mutual_information",
+    "posterior_log_loss",
 ]

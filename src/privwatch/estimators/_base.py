@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator
 
 from .._base import ParamsMixin, check_is_fitted
+from .._validation import check_open_fraction
 from ..exceptions import ValidationError
 from ..joint import encode_sensitive
+
+if TYPE_CHECKING:
+    from ._crossfit import LiftScores
 
 __all__ = ["LiftEstimator", "risk_of"]
 
@@ -23,9 +28,11 @@ def risk_of(log_lift: FloatArray) -> FloatArray:
     return np.asarray(np.where(np.isnan(risk), np.inf, risk), dtype=np.float64)
 
 
-class LiftEstimator(ParamsMixin):
+class LiftEstimator(ParamsMixin, BaseEstimator):  # type: ignore[misc]
     """Base class: ``fit(X, s)``, ``log_lift(X)`` (n x |S|, columns in sorted order of the
-    sensitive values), ``score_samples(X)`` (max_s |i(s, x)|), ``mutual_information(X, s)``."""
+    sensitive values), ``score_samples(X)`` (max_s |i(s, x)|), ``mutual_information(X, s)``,
+    ``fit_score(X, s, cv=5)`` (cross-fitted log-lift with intervals) and
+    ``log_lift_interval(X)``. A scikit-learn estimator: ``sklearn.base.clone`` works."""
 
     def _fit_sensitive(self, s: ArrayLike, n: int) -> NDArray[np.int64]:
         arr = np.asarray(s)
@@ -64,3 +71,65 @@ class LiftEstimator(ParamsMixin):
         codes = self._sensitive_codes(s)
         values = ll[np.arange(len(codes)), codes]
         return float(np.nanmean(values))
+
+    # ------------------------------------------------------------------ cross-fitting, intervals
+    def frozen_estimator(self) -> LiftEstimator:
+        """An unfitted copy that refits the selected family with its selected regularisation
+        (used by the folds of :meth:`fit_score` and by its bootstrap)."""
+        from sklearn.base import clone
+
+        est: LiftEstimator = clone(self)
+        frozen = getattr(self, "frozen_params", None)
+        if frozen is not None:
+            est.set_params(**frozen())
+        return est
+
+    def fit_score(
+        self,
+        X: pd.DataFrame | ArrayLike,
+        s: ArrayLike,
+        *,
+        cv: int = 5,
+        level: float = 0.9,
+        interval: str | None = "jackknife",
+        n_bootstrap: int = 20,
+        max_bootstrap_rows: int = 50_000,
+        progress: bool = False,
+    ) -> LiftScores:
+        """Fit on all records and return **cross-fitted** per-record log-lifts with intervals.
+
+        Record i's log-lift comes from the model of the fold that did not see it (``cv`` folds,
+        stratified on ``s``, drawn from ``rng``); its ``level`` interval is
+        :math:`\\hat i \\pm q\\,\\mathrm{sd}\\sqrt{cv/(cv-1)}` with the standard deviation
+        from the grouped jackknife over the fold models (``interval="jackknife"``, free; q a
+        Student-t quantile on cv - 1 df) or from ``n_bootstrap`` refits on resamples
+        (``interval="bootstrap"``; q normal); ``interval=None``: no interval. After the call the
+        estimator is fitted on all records (for new records) and :meth:`log_lift_interval`
+        works (the same standard deviation without the fold factor).
+        """
+        from ._crossfit import cross_fit
+
+        return cross_fit(
+            self,
+            X,
+            s,
+            cv=cv,
+            level=level,
+            interval=interval,
+            n_bootstrap=n_bootstrap,
+            max_bootstrap_rows=max_bootstrap_rows,
+            progress=progress,
+        )
+
+    def log_lift_interval(
+        self, X: pd.DataFrame | ArrayLike, level: float = 0.9
+    ) -> tuple[FloatArray, FloatArray]:
+        """Interval ``(lower, upper)`` of the log-lift of new records (after :meth:`fit_score`
+        with an ``interval``)."""
+        from ._crossfit import critical_value, spread
+
+        check_open_fraction(level, "level")
+        sd = spread(self, X)
+        ll = self.log_lift(X)
+        z = critical_value(self, level)
+        return ll - z * sd, ll + z * sd

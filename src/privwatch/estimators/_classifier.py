@@ -57,8 +57,8 @@ class ClassifierLift(NeuralLift):
             return
         torch = require_torch()
         with torch.no_grad():
-            logits = self.models_[k](x_val).double().numpy()
-        labels = s_val.numpy()
+            logits = self.models_[k](x_val).double().cpu().numpy()
+        labels = s_val.cpu().numpy()
 
         def nll(log_t: float) -> float:
             lp = log_softmax(logits / math.exp(log_t), axis=1)

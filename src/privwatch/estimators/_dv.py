@@ -61,7 +61,7 @@ class DVLift(NeuralLift):
             log_terms = g + self._log_prior[None, :]
             log_mean = torch.logsumexp(log_terms.reshape(-1), 0) - math.log(n)
         else:
-            perm = torch.randperm(n, generator=generator)
+            perm = torch.randperm(n, generator=generator, device=generator.device)
             shuffled = g.gather(1, s[perm][:, None]).reshape(-1)
             log_mean = torch.logsumexp(shuffled, 0) - math.log(n)
         bound = joint - log_mean if self.objective == "dv" else joint - torch.exp(log_mean - 1.0)
@@ -79,7 +79,7 @@ class DVLift(NeuralLift):
     def _after_fit(self, k: int, x_val: Any, s_val: Any) -> None:
         torch = require_torch()
         with torch.no_grad():
-            raw = self._raw(self.models_[k](x_val).double().numpy())
+            raw = self._raw(self.models_[k](x_val).double().cpu().numpy())
         norm = logsumexp(raw + np.log(self.prior_)[None, :], axis=1)
         if self.objective == "dv":
             self.normalization_errors_.append(float(np.std(norm)))

@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from .._base import check_is_fitted
+from .._device import resolve_device
 from .._rng import RNGLike, check_rng
 from .._validation import check_open_fraction, check_positive, check_positive_int
 from ..exceptions import ValidationError
@@ -42,6 +43,7 @@ class NeuralLift(LiftEstimator):
         n_ensemble: int = 5,
         optimizer: str = "adam",
         progress: bool = False,
+        device: str = "cpu",
         rng: RNGLike = None,
     ) -> None:
         self.hidden = hidden
@@ -56,6 +58,7 @@ class NeuralLift(LiftEstimator):
         self.n_ensemble = n_ensemble
         self.optimizer = optimizer
         self.progress = progress
+        self.device = device
         self.rng = rng
 
     # ------------------------------------------------------------------ hooks
@@ -93,27 +96,33 @@ class NeuralLift(LiftEstimator):
         from ._torch_utils import torch_generator, train
 
         self._check()
+        dev = resolve_device(self.device)
         frame = as_frame(X)
         codes = self._fit_sensitive(s, len(frame))
         g = check_rng(self.rng)
         self.preprocessor_ = TabularPreprocessor().fit(frame)
-        x_all = torch.as_tensor(self.preprocessor_.transform(frame))
-        s_all = torch.as_tensor(codes)
-        self._log_prior = torch.as_tensor(np.log(self.prior_), dtype=torch.float32)
+        x_all = torch.as_tensor(self.preprocessor_.transform(frame), device=dev)
+        s_all = torch.as_tensor(codes, device=dev)
+        self._log_prior = torch.as_tensor(np.log(self.prior_), dtype=torch.float32, device=dev)
         n_val = max(1, round(self.validation_fraction * len(frame)))
         self.models_: list[Any] = []
         self.histories_: list[TrainHistory] = []
         self._init_members()
         for k in range(self.n_ensemble):  # each member has its own validation split
-            order = g.permutation(len(frame))
+            order = torch.as_tensor(g.permutation(len(frame)), device=dev)
             val, tr = order[:n_val], order[n_val:]
-            gen = torch_generator(g)
-            torch.manual_seed(int(g.integers(0, 2**62)))
-            model = mlp(
-                x_all.shape[1], self.hidden, self._n_outputs(), self.dropout, self.activation
-            )
-            self.histories_.append(
-                train(
+            gen = torch_generator(g, dev)
+            init_seed = int(g.integers(0, 2**62))
+            # initialisation and dropout draw from torch's global generator: fork it so that
+            # the caller's torch random state is left as it was
+            with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
+                torch.default_generator.manual_seed(init_seed)
+                if dev.type == "cuda":
+                    torch.cuda.manual_seed(init_seed)
+                model = mlp(
+                    x_all.shape[1], self.hidden, self._n_outputs(), self.dropout, self.activation
+                ).to(dev)
+                history = train(
                     model,
                     self._loss,
                     (x_all[tr], s_all[tr]),
@@ -128,7 +137,7 @@ class NeuralLift(LiftEstimator):
                     description=f"{type(self).__name__} {k + 1}/{self.n_ensemble}",
                     optimizer=self.optimizer,
                 )
-            )
+            self.histories_.append(history)
             self.models_.append(model)
             self._after_fit(k, x_all[val], s_all[val])
         return self
@@ -143,9 +152,12 @@ class NeuralLift(LiftEstimator):
         """Network outputs of every ensemble member."""
         torch = require_torch()
         check_is_fitted(self, "models_")
-        feats = torch.as_tensor(self.preprocessor_.transform(X))
+        dev = next(self.models_[0].parameters()).device
+        feats = torch.as_tensor(self.preprocessor_.transform(X), device=dev)
         with torch.no_grad():
-            return [np.asarray(m(feats).double().numpy(), dtype=np.float64) for m in self.models_]
+            return [
+                np.asarray(m(feats).double().cpu().numpy(), dtype=np.float64) for m in self.models_
+            ]
 
     def log_lift(self, X: pd.DataFrame | ArrayLike) -> FloatArray:
         """Estimated log-lift ``i(s, x)`` of each record (rows) and sensitive value (columns).
@@ -173,6 +185,7 @@ class NeuralLift(LiftEstimator):
         params = self.get_params()
         params["hidden"] = list(params["hidden"])
         params["rng"] = None
+        params["device"] = "cpu"
         state = {
             "kind": type(self).__name__,
             "params": params,
@@ -184,7 +197,7 @@ class NeuralLift(LiftEstimator):
         }
         Path(path).write_text(json.dumps(state))
         tensors = {
-            f"{k}.{name}": v.contiguous()
+            f"{k}.{name}": v.detach().cpu().contiguous()
             for k, m in enumerate(self.models_)
             for name, v in m.state_dict().items()
         }

@@ -12,12 +12,19 @@ from numpy.typing import ArrayLike
 
 from .._base import check_is_fitted
 from .._encoder import ObservedEncoder
+from .._rng import RNGLike
 from .._validation import check_nonnegative
 from ..exceptions import PrivacyWarning
 from ..joint import plugin_estimate
 from ..measures import log_lift as exact_log_lift
 from ..preprocessing import DEFAULT_MAX_LEVELS
 from ._base import FloatArray, LiftEstimator
+from ._plugin_intervals import (
+    MutualInformationEstimate,
+    lift_intervals,
+    miller_madow_mutual_information,
+    tuple_frame,
+)
 from ._preprocess import as_frame
 
 __all__ = ["PluginLift"]
@@ -48,7 +55,7 @@ class PluginLift(LiftEstimator):
         frame = as_frame(X).rename(columns=str)  # a renamed copy: the caller's frame is untouched
         cols = list(frame.columns)
         codes = self._fit_sensitive(s, len(frame))
-        self.encoder_, _, p = plugin_estimate(
+        self.encoder_, self.counts_, p = plugin_estimate(
             frame,
             cols,
             codes,
@@ -59,6 +66,23 @@ class PluginLift(LiftEstimator):
         self.table_ = np.ascontiguousarray(exact_log_lift(p).T)
         self.columns_ = cols
         return self
+
+    def mutual_information_interval(
+        self, level: float = 0.9, n_bootstrap: int = 200, rng: RNGLike = None
+    ) -> MutualInformationEstimate:
+        """I(S;X) of the fit counts: plug-in, Miller-Madow corrected, and a bootstrap interval
+        (see :func:`miller_madow_mutual_information`)."""
+        check_is_fitted(self, "counts_")
+        return miller_madow_mutual_information(
+            self.counts_, level=level, n_bootstrap=n_bootstrap, rng=rng
+        )
+
+    def tuple_intervals(self, level: float = 0.9) -> pd.DataFrame:
+        """Each observed tuple seen at fit time (row = its code in ``encoder_``): n(x), and per
+        sensitive value the plug-in log-lift with its exact Clopper-Pearson interval (see
+        :func:`lift_intervals`)."""
+        check_is_fitted(self, "counts_")
+        return tuple_frame(lift_intervals(self.counts_, level), list(self.sensitive_labels_))
 
     def log_lift(self, X: pd.DataFrame | ArrayLike) -> FloatArray:
         check_is_fitted(self, "table_")
@@ -86,6 +110,7 @@ class PluginLift(LiftEstimator):
             "prior": self.prior_.tolist(),
             "columns": self.columns_,
             "encoder": self.encoder_.to_dict(),
+            "counts": self.counts_.tolist(),
             "table": np.where(np.isinf(self.table_), -1e308, self.table_).tolist(),
         }
         Path(path).write_text(json.dumps(state))
@@ -98,6 +123,8 @@ class PluginLift(LiftEstimator):
         est.prior_ = np.asarray(state["prior"])
         est.columns_ = state["columns"]
         est.encoder_ = ObservedEncoder.from_dict(state["encoder"])
+        if "counts" in state:
+            est.counts_ = np.asarray(state["counts"], dtype=np.int64)
         table = np.asarray(state["table"], dtype=float)
         est.table_ = np.where(table <= -1e308, -np.inf, table)
         return est

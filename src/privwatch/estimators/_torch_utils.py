@@ -25,10 +25,10 @@ def require_torch() -> Any:
     return torch
 
 
-def torch_generator(rng: np.random.Generator) -> Any:
-    """A torch.Generator seeded from the numpy Generator (same seed, same result)."""
+def torch_generator(rng: np.random.Generator, device: Any = "cpu") -> Any:
+    """A torch.Generator on ``device`` seeded from the numpy Generator (same seed, same result)."""
     torch = require_torch()
-    gen = torch.Generator()
+    gen = torch.Generator(device=device)
     gen.manual_seed(int(rng.integers(0, 2**62)))
     return gen
 
@@ -117,7 +117,7 @@ def train(
         task = bar.add_task(description, total=epochs)
         for epoch in range(epochs):
             model.train()
-            order = torch.randperm(n, generator=generator)
+            order = torch.randperm(n, generator=generator, device=generator.device)
             total = 0.0
             for start in range(0, n, batch_size):
                 idx = order[start : start + batch_size]

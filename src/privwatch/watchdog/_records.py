@@ -3,6 +3,10 @@
 X_eps is the set of records whose estimated |log-lift| is at most epsilon for every sensitive
 value; flagged records are randomized X^c-invariantly: merged into one marker value, or replaced
 by the observed values of a record drawn uniformly from the flagged training records.
+
+The fit records are scored **cross-fitted** (``cv`` folds, issue #16): each one by a model that
+did not see it, so an overfitted model cannot under- or over-state the very risks it reports;
+new records are scored by the model fitted on all fit records.
 """
 
 from __future__ import annotations
@@ -22,27 +26,36 @@ from ._results import Guarantee, RecordScores
 __all__ = ["RecordWatchdog"]
 
 
-def _fingerprint(frame: pd.DataFrame) -> tuple[int, int]:
-    hashes = pd.util.hash_pandas_object(frame, index=False).to_numpy()
-    return len(frame), int(np.bitwise_xor.reduce(hashes)) if len(hashes) else 0
+def _fingerprint(frame: pd.DataFrame) -> np.ndarray:
+    """Row hashes in order: equal arrays mean the same records in the same order."""
+    return np.asarray(pd.util.hash_pandas_object(frame, index=False).to_numpy())
 
 
 class RecordWatchdog:
     """Fitted state of the record-level watchdog (used by :class:`~privwatch.Watchdog`)."""
 
-    def __init__(self, estimator: LiftEstimator, columns: list[str]) -> None:
+    def __init__(self, estimator: LiftEstimator, columns: list[str], cv: int | None = 5) -> None:
         if not isinstance(estimator, LiftEstimator):
             raise ValidationError(
                 "`estimator` must be a privwatch log-lift estimator (PluginLift, ClassifierLift, "
                 f"DVLift); got {type(estimator).__name__}."
             )
-        self.estimator = type(estimator)(**estimator.get_params())
+        from sklearn.base import clone
+
+        self.estimator = clone(estimator)
         self.columns = columns
+        self.cv = cv
 
     def fit(self, frame: pd.DataFrame, s_codes: np.ndarray, s_labels: list[Any]) -> RecordWatchdog:
         observed = frame[self.columns]
-        self.estimator.fit(observed, np.asarray(s_labels, dtype=object)[s_codes])
-        ll = self.estimator.log_lift(observed)
+        labels = np.asarray(s_labels, dtype=object)[s_codes]
+        if self.cv is None:
+            self.estimator.fit(observed, labels)
+            ll = self.estimator.log_lift(observed)
+            self.fold_ = np.full(len(observed), -1, dtype=np.int64)
+        else:
+            scores = self.estimator.fit_score(observed, labels, cv=self.cv, interval=None)
+            ll, self.fold_ = scores.log_lift, scores.fold
         self.fit_log_lift_ = ll
         self._fit_risk = risk_of(ll)
         self._observed = observed
@@ -72,12 +85,23 @@ class RecordWatchdog:
             randomized_epsilon=randomized,
             flagged_probability=float((~keep).mean()),
             n_flagged_symbols=int((~keep).sum()),
-            basis=f"estimated by {type(self.estimator).__name__} on the fit records",
+            basis=f"estimated by {type(self.estimator).__name__} on the fit records"
+            + (f", cross-fitted ({self.cv} folds)" if self.cv is not None else ""),
         )
         return self
 
+    def _is_fit_records(self, observed: pd.DataFrame) -> bool:
+        return len(observed) == len(self._fingerprint) and bool(
+            np.array_equal(_fingerprint(observed), self._fingerprint)
+        )
+
     def scores(self, frame: pd.DataFrame, labels: list[Any]) -> RecordScores:
-        ll = self.estimator.log_lift(frame[self.columns])
+        """Per-record log-lift: cross-fitted when ``frame`` holds the fit records (in order)."""
+        observed = frame[self.columns]
+        if self.cv is not None and self._is_fit_records(observed):
+            ll = self.fit_log_lift_
+        else:
+            ll = self.estimator.log_lift(observed)
         known = np.asarray(~np.isnan(ll).any(axis=1), dtype=bool)
         risk = risk_of(ll)
         return RecordScores(risk, ll, known, labels)
@@ -86,7 +110,7 @@ class RecordWatchdog:
         self, frame: pd.DataFrame, flagged: np.ndarray, randomization: str, marker: str, rng: Any
     ) -> pd.DataFrame:
         observed = frame[self.columns]
-        if _fingerprint(observed) == self._fingerprint:
+        if self.cv is None and self._is_fit_records(observed):
             warnings.warn(
                 "the log-lift was estimated on the very records being released, without a "
                 "held-out split: their flags and the guarantee are optimistic. Fit on other "

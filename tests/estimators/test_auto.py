@@ -1,0 +1,204 @@
+"""PosteriorLift baselines and AutoLift (issue #16): closed-form accuracy, mixed-type tables,
+selection by held-out log-loss, persistence, the scikit-learn contract and global RNG state."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from scipy.special import logsumexp
+from sklearn.base import clone
+
+from privwatch import ValidationError
+from privwatch.estimators import (
+    AutoLift,
+    ClassifierLift,
+    DVLift,
+    PluginLift,
+    PosteriorLift,
+    make_lift_estimator,
+    posterior_log_loss,
+)
+
+warnings.filterwarnings("ignore", category=FutureWarning)
+BASELINES = ("quadratic_logistic", "gradient_boosting")
+
+
+def gaussian_pair(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """S uniform on {0, 1}; X | S ~ N(+-0.6 e_1, I_2): the log-odds are linear in x."""
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, 2, n)
+    mu = np.array([[-0.6, 0.0], [0.6, 0.0]])
+    x = mu[s] + rng.standard_normal((n, 2))
+    logp = np.stack([-0.5 * ((x - mu[k]) ** 2).sum(1) for k in range(2)], axis=1)
+    return x, s, logp - logsumexp(logp + np.log(0.5), axis=1)[:, None]
+
+
+def mixed_table(n: int, seed: int) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """S in {'no', 'yes'} (0.7 / 0.3); a categorical column with P(c | s) and a numeric one
+    N(s, 1): the closed-form log-lift is linear in the one-hot and numeric features."""
+    rng = np.random.default_rng(seed)
+    prior = np.array([0.7, 0.3])
+    pc = np.array([[0.5, 0.3, 0.2], [0.2, 0.3, 0.5]])
+    s = (rng.random(n) < prior[1]).astype(int)
+    c = np.array([rng.choice(3, p=pc[k]) for k in s])
+    u = rng.normal(s.astype(float), 1.0)
+    logp = np.stack([np.log(pc[k][c]) - 0.5 * (u - k) ** 2 for k in range(2)], axis=1)
+    truth = logp - logsumexp(logp + np.log(prior), axis=1)[:, None]
+    frame = pd.DataFrame({"job": np.array(["clerk", "nurse", "pilot"])[c], "income": u})
+    return frame, np.array(["no", "yes"])[s], truth
+
+
+def rmse(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.sqrt(np.mean((a - b) ** 2)))
+
+
+def test_quadratic_logistic_recovers_closed_form_with_cv_chosen_strength() -> None:
+    x, s, _ = gaussian_pair(3000, 0)
+    x_te, _, truth = gaussian_pair(2000, 1)
+    est = PosteriorLift(rng=0).fit(x, s)
+    assert rmse(est.log_lift(x_te), truth) < 0.15
+    assert min(est.cv_log_loss_, key=est.cv_log_loss_.get) == est.C_  # type: ignore[arg-type]
+    assert np.allclose(np.exp(est.log_lift(x_te)) @ est.prior_, 1.0)
+
+
+def test_gradient_boosting_baseline_and_its_tree_size_choice() -> None:
+    x, s, _ = gaussian_pair(3000, 0)
+    x_te, _, truth = gaussian_pair(2000, 1)
+    est = PosteriorLift(family="gradient_boosting", rng=0).fit(x, s)
+    assert rmse(est.log_lift(x_te), truth) < 0.25
+    assert est.max_leaf_nodes_ == min(est.cv_log_loss_, key=est.cv_log_loss_.get)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="cannot be saved without pickle"):
+        est.save("unused.json")
+
+
+@pytest.mark.parametrize("family", BASELINES)
+def test_mixed_type_table(family: str) -> None:
+    frame, s, _ = mixed_table(4000, 2)
+    test, _, truth = mixed_table(2000, 3)
+    est = PosteriorLift(family=family, rng=0).fit(frame, s)
+    assert est.sensitive_labels_ == ["no", "yes"]
+    assert rmse(est.log_lift(test), truth) < (0.1 if family == "quadratic_logistic" else 0.3)
+
+
+def test_quadratic_logistic_saves_as_json_and_reloads(tmp_path: Path) -> None:
+    frame, s, _ = mixed_table(1500, 4)
+    est = PosteriorLift(rng=1).fit(frame, s)
+    est.save(tmp_path / "m.json")
+    back = PosteriorLift.load(tmp_path / "m.json")
+    assert np.allclose(back.log_lift(frame), est.log_lift(frame))
+    (tmp_path / "bad.json").write_text('{"kind": "DVLift"}')
+    with pytest.raises(ValidationError, match="must hold a saved PosteriorLift"):
+        PosteriorLift.load(tmp_path / "bad.json")
+
+
+def test_auto_selects_by_heldout_log_loss_and_records_why() -> None:
+    x, s, _ = gaussian_pair(3000, 5)
+    est = AutoLift(candidates=BASELINES, rng=0).fit(x, s)
+    table = est.selection_
+    assert list(table["family"]) == list(BASELINES)
+    assert table["chosen"].sum() == 1
+    assert set(table.columns) >= {"heldout_log_loss", "calibration_error", "standard_error"}
+    # the log-odds are linear here: the quadratic logistic model is the true family
+    assert est.best_name_ == "quadratic_logistic"
+    assert "held-out log-loss" in est.reason_ and "chosen" in est.reason_
+    assert isinstance(est.best_, PosteriorLift)
+    x_te, _, truth = gaussian_pair(1000, 6)
+    assert np.array_equal(est.log_lift(x_te), est.best_.log_lift(x_te))
+    assert rmse(est.log_lift(x_te), truth) < 0.15
+
+
+def test_one_standard_error_rule() -> None:
+    rng = np.random.default_rng(0)
+    base = rng.exponential(0.6, 2000)
+    simple = base + 0.001 + rng.normal(0, 0.05, 2000)  # slightly worse, within noise
+    table = [{"family": "quadratic_logistic"}, {"family": "mlp"}]
+    assert AutoLift._choose(table, [simple, base]) == 0
+    much_worse = base + 0.05 + rng.normal(0, 0.05, 2000)
+    table = [{"family": "quadratic_logistic"}, {"family": "mlp"}]
+    assert AutoLift._choose(table, [much_worse, base]) == 1
+
+
+@pytest.mark.slow
+def test_auto_with_neural_candidates_on_mixed_table() -> None:
+    frame, s, _ = mixed_table(2000, 7)
+    test, _, truth = mixed_table(1000, 8)
+    est = AutoLift(candidates=("quadratic_logistic", "mlp", "dv"), rng=0).fit(frame, s)
+    assert est.selection_["heldout_log_loss"].notna().all()
+    assert rmse(est.log_lift(test), truth) < 0.15
+
+
+def test_posterior_log_loss_of_the_truth_is_lower() -> None:
+    x, s, _ = gaussian_pair(2000, 9)
+    good = PosteriorLift(rng=0).fit(x, s)
+    blind = PosteriorLift(rng=0).fit(np.zeros((2000, 1)) + x[:, 1:], s)  # sees only noise
+    loss_good, ece = posterior_log_loss(good, x, s)
+    loss_blind, _ = posterior_log_loss(blind, x[:, 1:], s)
+    assert loss_good.mean() < loss_blind.mean() <= np.log(2) + 0.01
+    assert 0 <= ece < 0.1
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "pattern"),
+    [
+        ({"candidates": ("svm",)}, "`candidates` must be a non-empty tuple"),
+        ({"candidates": ()}, "`candidates` must be a non-empty tuple"),
+        ({"validation_fraction": 1.5}, "`validation_fraction`"),
+        ({"selection_size": 0}, "`selection_size`"),
+    ],
+)
+def test_auto_bad_parameters(kwargs: dict[str, object], pattern: str) -> None:
+    x, s, _ = gaussian_pair(200, 0)
+    with pytest.raises(ValidationError, match=pattern):
+        AutoLift(**kwargs).fit(x, s)  # type: ignore[arg-type]
+
+
+def test_posterior_bad_parameters_and_inputs() -> None:
+    x, s, _ = gaussian_pair(200, 0)
+    with pytest.raises(ValidationError, match="`family` must be one of"):
+        PosteriorLift(family="forest").fit(x, s)
+    with pytest.raises(ValidationError, match="`cv` must be at least 2"):
+        PosteriorLift(cv=1).fit(x, s)
+    with pytest.raises(ValidationError, match="`C` must be a positive finite number"):
+        PosteriorLift(C=-1.0).fit(x, s)
+    with pytest.raises(ValidationError, match="`s` must take at least two values"):
+        PosteriorLift().fit(x, np.zeros(200))
+    with pytest.raises(ValidationError, match="`s` must be one sensitive label per record"):
+        PosteriorLift().fit(x, s[:10])
+
+
+def test_make_lift_estimator() -> None:
+    assert isinstance(make_lift_estimator("auto", rng=0), AutoLift)
+    assert isinstance(make_lift_estimator("plugin"), PluginLift)
+    assert isinstance(make_lift_estimator("dv", rng=1), DVLift)
+    est = make_lift_estimator("gradient_boosting", rng=1)
+    assert isinstance(est, PosteriorLift) and est.family == "gradient_boosting"
+    with pytest.raises(ValidationError, match="`estimator` must be 'auto', 'plugin' or one of"):
+        make_lift_estimator("forest")
+
+
+@pytest.mark.parametrize(
+    "est",
+    [
+        PosteriorLift(C=0.1, rng=3),
+        AutoLift(candidates=("quadratic_logistic",), rng=3),
+        ClassifierLift(epochs=3, n_ensemble=1, rng=3),
+        DVLift(epochs=3, n_ensemble=1, rng=3),
+    ],
+    ids=["posterior", "auto", "classifier", "dv"],
+)
+def test_sklearn_clone_round_trip_and_global_rng_untouched(est: object) -> None:
+    x, s, _ = gaussian_pair(600, 10)
+    twin = clone(est)
+    assert twin.get_params() == est.get_params()  # type: ignore[attr-defined]
+    torch_state, np_state = torch.get_rng_state(), np.random.get_state()  # noqa: NPY002 (the global state is what is checked)
+    a = twin.fit(x, s).log_lift(x[:20])
+    b = clone(est).fit(x, s).log_lift(x[:20])
+    assert np.array_equal(a, b)
+    assert torch.equal(torch.get_rng_state(), torch_state)
+    after = np.random.get_state()  # noqa: NPY002 (the global state is what is checked)
+    assert after[0] == np_state[0] and np.array_equal(after[1], np_state[1])
