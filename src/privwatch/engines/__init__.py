@@ -1,0 +1,17 @@
+"""Engines: the group-by count and the per-record labelling on pandas, Polars, DuckDB, Spark
+and SQL databases (DESIGN.md layer 1b). Only the small count table comes back to Python."""
+
+from ._count import count_table
+from ._folds import fold_of
+from ._label import label_records
+from ._read import read_table
+from ._sources import AUTO_THRESHOLD_BYTES, ENGINES
+
+__all__ = [
+    "AUTO_THRESHOLD_BYTES",
+    "ENGINES",
+    "count_table",
+    "fold_of",
+    "label_records",
+    "read_table",
+]

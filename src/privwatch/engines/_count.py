@@ -1,0 +1,252 @@
+"""One group-by count of (observed tuple, sensitive value[, fold]) on any engine."""
+
+from __future__ import annotations
+
+import decimal
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import narwhals as nw
+import numpy as np
+import pandas as pd
+
+from ._folds import fold_expr, fold_sql
+from ._sources import Source, require, resolve
+from ._sql import connect_url, quote, sql_row_number
+
+__all__ = ["count_table"]
+
+ROW = "__privwatch_row"
+
+
+def _check_columns(sensitive: Sequence[str], observed: Sequence[str]) -> list[str]:
+    for name, cols in (("sensitive", sensitive), ("observed", observed)):
+        if isinstance(cols, str) or not cols or not all(isinstance(c, str) for c in cols):
+            raise ValueError(f"`{name}` must be a non-empty list of column names; got {cols!r}.")
+    keys = [*observed, *sensitive]
+    if len(set(keys)) != len(keys) or {"fold", "count"} & set(keys):
+        raise ValueError(f"column names must be distinct and not 'fold'/'count'; got {keys!r}.")
+    return keys
+
+
+def _python_value(v: Any) -> Any:
+    """One value as the Python scalar every engine agrees on (None for any missing value)."""
+    if v is None or v is pd.NA or v is pd.NaT:
+        return None
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    if isinstance(v, decimal.Decimal):
+        return int(v) if v == v.to_integral_value() else float(v)
+    return v
+
+
+def canonical(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Key columns as Python scalars (object dtype, None for missing), rows sorted by the keys."""
+    out = pd.DataFrame(
+        {k: pd.Series([_python_value(v) for v in table[k].tolist()], dtype=object) for k in keys}
+    )
+    if "fold" in table:
+        out["fold"] = table["fold"].to_numpy(dtype=np.int64)
+    out["count"] = table["count"].to_numpy(dtype=np.int64)
+    order = [*keys, *(["fold"] if "fold" in out else [])]
+    sort_keys = [
+        out[k].map(lambda v: (v is None, str(type(v).__name__), v if v is not None else 0))
+        for k in order
+    ]
+    idx = sorted(range(len(out)), key=lambda i: tuple(s.iat[i] for s in sort_keys))
+    return out.iloc[idx].reset_index(drop=True)
+
+
+def _files_frame(src: Source, with_row: bool) -> Any:
+    files = list(src.files)
+    parquet = all(f.endswith(".parquet") for f in files)
+    if src.engine == "pandas":
+        from ._read import read_table
+
+        frame = pd.concat([read_table(f) for f in files], ignore_index=True)
+        return nw.from_native(frame).with_row_index(ROW) if with_row else nw.from_native(frame)
+    if src.engine == "polars":
+        pl = require("polars")
+        scan = pl.scan_parquet if parquet else pl.scan_csv
+        lazy = scan(files, row_index_name=ROW) if with_row else scan(files)
+        if with_row:
+            lazy = lazy.with_columns(pl.col(ROW).cast(pl.Int64))
+        return nw.from_native(lazy)
+    if src.engine == "duckdb":
+        duckdb = require("duckdb")
+        con = duckdb.connect()
+        listing = "[" + ", ".join(quote(f, "'") for f in files) + "]"
+        if not parquet:
+            rel = con.sql(f"SELECT * FROM read_csv({listing})")
+            if with_row:  # the CSV reader keeps file order (preserve_insertion_order)
+                rel = con.sql(
+                    f"SELECT *, row_number() OVER () - 1 AS {ROW} FROM read_csv({listing})"
+                )
+            return nw.from_native(rel)
+        if not with_row:
+            return nw.from_native(con.sql(f"SELECT * FROM read_parquet({listing})"))
+        # global row = rows of the earlier files + the row number inside the file
+        rel = con.sql(
+            f"""WITH sizes AS (SELECT file_name AS filename, sum(row_group_num_rows) AS n
+                 FROM (SELECT DISTINCT file_name, row_group_id, row_group_num_rows
+                       FROM parquet_metadata({listing})) GROUP BY file_name),
+            offs AS (SELECT filename, coalesce(sum(n) OVER (ORDER BY filename ROWS BETWEEN
+                     UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS off FROM sizes)
+            SELECT t.* EXCLUDE (filename, file_row_number),
+                   CAST(offs.off + t.file_row_number AS BIGINT) AS {ROW}
+            FROM read_parquet({listing}, filename=true, file_row_number=true) t
+            JOIN offs USING (filename)"""
+        )
+        return nw.from_native(rel)
+    if src.engine == "spark":
+        from functools import reduce
+
+        pyspark_sql = require("pyspark.sql")
+        spark = pyspark_sql.SparkSession.builder.getOrCreate()
+        read = (
+            spark.read.parquet
+            if parquet
+            else (lambda f: spark.read.csv(f, header=True, inferSchema=True))
+        )
+        frame = reduce(lambda a, b: a.unionByName(b), [read(f) for f in files])
+        return _spark_frame(frame, with_row)
+    raise ValueError(
+        f"`engine` must be pandas, polars, duckdb or spark for files; got {src.engine!r}."
+    )
+
+
+def _spark_frame(frame: Any, with_row: bool) -> Any:
+    if not with_row:
+        return nw.from_native(frame)
+    types = require("pyspark.sql.types")
+    schema = types.StructType([*frame.schema.fields, types.StructField(ROW, types.LongType())])
+    indexed = frame.rdd.zipWithIndex().map(lambda r: (*r[0], r[1]))
+    return nw.from_native(frame.sparkSession.createDataFrame(indexed, schema))
+
+
+def _native_frame(src: Source, with_row: bool) -> Any:
+    obj = src.obj
+    if src.engine == "pandas":
+        frame = nw.from_native(obj.reset_index(drop=True), eager_only=True)
+        return frame.with_row_index(ROW) if with_row else frame
+    if src.engine == "polars":
+        pl = require("polars")
+        if with_row:
+            obj = obj.with_row_index(ROW).with_columns(pl.col(ROW).cast(pl.Int64))
+        return nw.from_native(obj)
+    if src.engine == "duckdb":
+        if with_row:  # a relation's own order (as produced by its query)
+            obj = obj.project(f"*, CAST(row_number() OVER () - 1 AS BIGINT) AS {ROW}")
+        return nw.from_native(obj)
+    return _spark_frame(obj, with_row)
+
+
+def _count_frame(frame: Any, keys: list[str], folds: int | None, seed: int) -> pd.DataFrame:
+    group = list(keys)
+    if folds is not None:
+        frame = frame.with_columns(fold_expr(nw.col(ROW), folds, seed).alias("fold"))
+        group.append("fold")
+    counted = frame.group_by(*group, drop_null_keys=False).agg(nw.len().alias("count"))
+    if isinstance(counted, nw.LazyFrame):
+        counted = counted.collect(backend="pandas")
+    result: pd.DataFrame = counted.to_pandas()
+    return result
+
+
+def _count_url(src: Source, keys: list[str], folds: int | None, seed: int) -> pd.DataFrame:
+    con, dialect = connect_url(str(src.obj))
+    cols = ", ".join(quote(k) for k in keys)
+    table = ".".join(quote(part) for part in str(src.table).split("."))
+    if folds is None:
+        query = f"SELECT {cols}, COUNT(*) AS count FROM {table} GROUP BY {cols}"
+    else:
+        row = sql_row_number(dialect)
+        fold = fold_sql("r", folds, seed)
+        query = (
+            f"SELECT {cols}, {fold} AS fold, COUNT(*) AS count FROM "
+            f"(SELECT {cols}, {row} AS r FROM {table}) t GROUP BY {cols}, {fold}"
+        )
+    try:
+        return con.query(query)
+    finally:
+        con.close()
+
+
+def count_table(
+    source: Any,
+    sensitive: Sequence[str],
+    observed: Sequence[str],
+    *,
+    engine: str = "auto",
+    folds: int | None = None,
+    seed: int = 0,
+    table: str | None = None,
+) -> pd.DataFrame:
+    r"""Count records per (observed tuple, sensitive value[, fold]) with one group-by.
+
+    .. math:: n(x, s[, f]) = |\{i : X_i = x,\ S_i = s[,\ \mathrm{fold}(i) = f]\}|
+
+    The plug-in estimate :math:`\hat p(s, x) = n(x, s)/N` is everything the watchdog and the
+    generalisation search need (Hsu et al.; Sadeghi et al.); only this small table leaves the
+    engine. ``fold`` is :func:`fold_of` of the record's 0-based row position.
+
+    Parameters
+    ----------
+    source
+        pandas or Polars DataFrame/LazyFrame, DuckDB relation, Spark DataFrame, a path or glob
+        of Parquet/CSV files, or a database URL (``postgresql://``, ``sqlite:///``,
+        ``duckdb:///file.db``) with ``table``.
+    sensitive, observed
+        Column names.
+    engine
+        "auto" (the engine of a frame; for files pandas up to ``AUTO_THRESHOLD_BYTES``, DuckDB
+        above), "pandas", "polars", "duckdb", "spark" or "sql" (database URLs).
+    folds, seed
+        Add a "fold" column with ``folds`` held-out folds.
+    table
+        Table name (``schema.table`` allowed) for a database URL.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``observed..., sensitive..., ["fold"], "count"`` (int64), sorted by the keys.
+        Key values are Python scalars in object columns, so engines compare equal: integers
+        come back as ``int``, floats as ``float``, strings as ``str``, booleans as ``bool``,
+        exact SQL decimals as ``int``/``float``, and every missing value (NULL, NaN, NA) as
+        ``None`` — its own group. ``attrs["engine"]``, ``attrs["reason"]`` state the engine
+        chosen and why; ``attrs["missing"]`` maps each key column to its number of records
+        with a missing value.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"s": [0, 1, 1, 0], "x": ["a", "a", "b", None]})
+    >>> t = count_table(df, ["s"], ["x"])
+    >>> t.values.tolist(), t.attrs["missing"]
+    ([['a', 0, 1], ['a', 1, 1], ['b', 1, 1], [None, 0, 1]], {'x': 1, 's': 0})
+    """
+    keys = _check_columns(sensitive, observed)
+    src = resolve(source, engine, table)
+    if src.kind == "url" and src.engine == "sql":
+        raw = _count_url(src, keys, folds, seed)
+    else:
+        if src.kind == "url":  # duckdb:///file.db
+            duckdb = require("duckdb")
+            con = duckdb.connect(str(src.obj).removeprefix("duckdb:///"), read_only=True)
+            src = Source("frame", "duckdb", con.table(str(src.table)), reason=src.reason)
+        with_row = folds is not None
+        if folds is not None:
+            fold_expr(0, folds, seed)  # validate before any engine work
+        frame = _files_frame(src, with_row) if src.kind == "files" else _native_frame(src, with_row)
+        missing = [k for k in keys if k not in frame.columns]
+        if missing:
+            raise ValueError(f"`source` has no column(s) {missing}; it has {list(frame.columns)}.")
+        raw = _count_frame(frame, keys, folds, seed)
+    out = canonical(raw, keys)
+    out.attrs["engine"] = src.engine
+    out.attrs["reason"] = src.reason
+    out.attrs["missing"] = {k: int(out.loc[out[k].isna(), "count"].sum()) for k in keys}
+    return out

@@ -1,0 +1,201 @@
+"""Label every record with its row of a small per-tuple mapping, in input order, streaming."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._count import ROW, _files_frame, _native_frame
+from ._sources import Source, require, resolve
+from ._sql import connect_url, quote, sql_row_number
+
+__all__ = ["label_records"]
+
+
+def _arrow_mapping(mapping: pd.DataFrame) -> Any:
+    pa = require("pyarrow")
+    return pa.Table.from_pandas(mapping.reset_index(drop=True), preserve_index=False)
+
+
+def _select(keep: Sequence[str] | None, extra: list[str], t: str = "t", m: str = "m") -> str:
+    left = (
+        f"{t}.* EXCLUDE ({quote(ROW)})"
+        if keep is None
+        else ", ".join(f"{t}.{quote(c)}" for c in keep)
+    )
+    return ", ".join([left, *(f"{m}.{quote(c)}" for c in extra)])
+
+
+def _copy_target(out: str | Path) -> str:
+    fmt = "CSV, HEADER" if str(out).endswith(".csv") else "PARQUET"
+    return f"TO {quote(str(out), chr(39))} (FORMAT {fmt})"
+
+
+def _label_duckdb(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any) -> Any:
+    duckdb = require("duckdb")
+    frame = _files_frame(src, True) if src.kind == "files" else _native_frame(src, True)
+    con = duckdb.connect()
+    con.register("src", frame.to_native().fetch_arrow_reader())
+    con.register("m", _arrow_mapping(mapping))
+    extra = [c for c in mapping.columns if c not in on]
+    cond = " AND ".join(f"t.{quote(k)} IS NOT DISTINCT FROM m.{quote(k)}" for k in on)
+    query = (
+        f"SELECT {_select(keep, extra)} FROM src t LEFT JOIN m ON {cond} ORDER BY t.{quote(ROW)}"
+    )
+    if out is None:
+        return con.sql(query).df()
+    con.execute(f"COPY ({query}) {_copy_target(out)}")
+    return None
+
+
+def _label_polars(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any) -> Any:
+    pl = require("polars")
+    frame = _files_frame(src, True) if src.kind == "files" else _native_frame(src, True)
+    lazy = frame.to_native()
+    lazy = lazy.lazy() if isinstance(lazy, pl.DataFrame) else lazy
+    cols = [c for c in lazy.collect_schema().names() if c != ROW] if keep is None else list(keep)
+    m = pl.from_arrow(_arrow_mapping(mapping)).lazy()
+    schema = lazy.collect_schema()
+    m = m.with_columns([pl.col(k).cast(schema[k]) for k in on])
+    extra = [c for c in mapping.columns if c not in on]
+    joined = (
+        lazy.join(m, on=on, how="left", nulls_equal=True, maintain_order="left")
+        .sort(ROW)
+        .select([*cols, *extra])
+    )
+    if out is None:
+        return joined.collect().to_pandas()
+    (joined.sink_csv if str(out).endswith(".csv") else joined.sink_parquet)(str(out))
+    return None
+
+
+def _label_pandas(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any) -> Any:
+    frame = _files_frame(src, True) if src.kind == "files" else _native_frame(src, True)
+    df = frame.to_native()
+    cols = [c for c in df.columns if c != ROW] if keep is None else list(keep)
+    m = mapping.copy()
+    for k in on:  # align dtypes so that 1 and 1.0, None and NaN meet
+        if m[k].notna().all():
+            m[k] = m[k].astype(df[k].dtype)
+        elif pd.api.types.is_numeric_dtype(df[k].dtype):
+            m[k] = pd.to_numeric(m[k].astype(object).where(m[k].notna(), np.nan))
+    res = df.merge(m, on=on, how="left", sort=False).sort_values(ROW, kind="stable")
+    res = res[[*cols, *(c for c in mapping.columns if c not in on)]].reset_index(drop=True)
+    if out is None:
+        return res
+    (res.to_csv(out, index=False) if str(out).endswith(".csv") else res.to_parquet(out))
+    return None
+
+
+def _label_spark(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any) -> Any:
+    frame = _files_frame(src, True) if src.kind == "files" else _native_frame(src, True)
+    sdf = frame.to_native()
+    spark = sdf.sparkSession
+    m = spark.createDataFrame(mapping.astype(object).where(mapping.notna(), None))
+    cond = [sdf[k].eqNullSafe(m[k]) for k in on]
+    cols = [c for c in sdf.columns if c != ROW] if keep is None else list(keep)
+    extra = [c for c in mapping.columns if c not in on]
+    joined = sdf.join(m, on=cond, how="left").orderBy(sdf[ROW])
+    joined = joined.select(*[sdf[c] for c in cols], *[m[c] for c in extra])
+    if out is None:
+        return joined.toPandas()
+    writer = joined.coalesce(1).write.mode("overwrite")
+    (writer.option("header", True).csv if str(out).endswith(".csv") else writer.parquet)(str(out))
+    return None
+
+
+def _label_sql(
+    src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any, write_table: Any
+) -> Any:
+    con, dialect = connect_url(str(src.obj))
+    try:
+        tmp = "privwatch_mapping"
+        mapping.to_sql(tmp, con.conn, if_exists="replace", index=False)
+        table = ".".join(quote(p) for p in str(src.table).split("."))
+        extra = [c for c in mapping.columns if c not in on]
+        cond = " AND ".join(
+            f"(t.{quote(k)} = m.{quote(k)} OR (t.{quote(k)} IS NULL AND m.{quote(k)} IS NULL))"
+            for k in on
+        )
+        left = "t.*" if keep is None else ", ".join(f"t.{quote(c)}" for c in keep)
+        right = ", ".join(f"m.{quote(c)}" for c in extra)
+        query = (
+            f"SELECT {left}, {right} FROM (SELECT *, {sql_row_number(dialect)} AS {quote(ROW)} "
+            f"FROM {table}) t LEFT JOIN {quote(tmp)} m ON {cond} ORDER BY t.{quote(ROW)}"
+        )
+        if keep is None:
+            query = query.replace("SELECT t.*,", "SELECT t.*,", 1)
+        if write_table is not None:
+            con.execute(f"CREATE TABLE {quote(write_table)} AS {query}")
+            result = None
+        else:
+            result = con.query(query).drop(columns=[ROW], errors="ignore")
+            if out is not None:
+                (
+                    result.to_csv(out, index=False)
+                    if str(out).endswith(".csv")
+                    else result.to_parquet(out)
+                )
+                result = None
+        con.execute(f"DROP TABLE {quote(tmp)}")
+        return result
+    finally:
+        con.close()
+
+
+def label_records(
+    source: Any,
+    mapping: pd.DataFrame,
+    on: Sequence[str],
+    *,
+    out: str | Path | None = None,
+    engine: str = "auto",
+    keep_columns: Sequence[str] | None = None,
+    table: str | None = None,
+    write_table: str | None = None,
+) -> pd.DataFrame | None:
+    """Join every record with its row of ``mapping`` (one row per distinct ``on`` tuple).
+
+    The join runs in the engine (a left join; missing keys meet missing keys, so the None
+    group of :func:`count_table` is labelled too), ordered by the input row position, and is
+    written by the engine to ``out`` (``.parquet`` or ``.csv``) — DuckDB and Polars stream it
+    without materialising the table in Python — or, for a database URL, to the new table
+    ``write_table`` in the database. Returns a pandas frame only when neither is given.
+
+    Output columns: ``keep_columns`` (default: all of the source's) then the mapping's
+    non-key columns; records whose tuple is absent from ``mapping`` get missing values.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"x": ["b", "a", "b"], "s": [0, 1, 1]})
+    >>> m = pd.DataFrame({"x": ["a", "b"], "release": ["a", "*"]})
+    >>> label_records(df, m, ["x"])["release"].tolist()
+    ['*', 'a', '*']
+    """
+    on = list(on)
+    missing = [k for k in on if k not in mapping.columns]
+    if not on or missing:
+        raise ValueError(f"`on` must name columns of `mapping`; missing {missing or on}.")
+    if mapping.duplicated(subset=on).any():
+        raise ValueError("`mapping` must have one row per distinct `on` tuple; found duplicates.")
+    src = resolve(source, engine, table)
+    if src.kind == "url" and src.engine == "sql":
+        return _label_sql(src, mapping, on, out, keep_columns, write_table)  # type: ignore[no-any-return]
+    if write_table is not None:
+        raise ValueError("`write_table` needs a database URL `source`; use `out` for files.")
+    if src.kind == "url":
+        duckdb = require("duckdb")
+        con = duckdb.connect(str(src.obj).removeprefix("duckdb:///"), read_only=True)
+        src = Source("frame", "duckdb", con.table(str(src.table)))
+    run = {
+        "duckdb": _label_duckdb,
+        "polars": _label_polars,
+        "pandas": _label_pandas,
+        "spark": _label_spark,
+    }[src.engine]
+    return run(src, mapping, on, out, keep_columns)  # type: ignore[no-any-return]
