@@ -70,8 +70,16 @@ def test_audit_compas_writes_every_output(tmp_path: Path) -> None:
     assert "race" not in release.columns and len(release) == 5278
     html = (out / "report.html").read_text()
     assert "NOT MET" in html
-    for section in ("findings", "data", "guarantee", "leakage", "lift", "flagged", "tradeoff",
-                    "settings"):
+    for section in (
+        "findings",
+        "data",
+        "guarantee",
+        "leakage",
+        "lift",
+        "flagged",
+        "tradeoff",
+        "settings",
+    ):
         assert f'id="{section}"' in html
     assert html.count("data:image/png;base64,") == 2
     assert not list(out.glob(".privwatch-*"))
@@ -240,7 +248,7 @@ def test_failure_while_writing_leaves_nothing_complete(
         raise OSError("disk full")
 
     monkeypatch.setattr(writer, "_plots", broken)
-    res = _audit("--dataset", "compas", "--out", str(out))
+    res = _audit("--dataset", "compas", "--out", str(out), "--overwrite")
     assert res.exit_code == 2 and "could not write the outputs" in res.stderr
     assert (out / "report.html").read_text() == "stale report of an earlier run"
     assert not (out / "scores.csv").exists()

@@ -14,7 +14,8 @@ from rich.table import Table
 from ..exceptions import PrivacyWarning, PrivwatchError
 from ..joint import Joint
 from ..preprocessing import DEFAULT_MAX_LEVELS, bin_columns, format_bins
-from ._audit_cmd import audit_command, reproduce_command
+from ..report import privwatch_version
+from ._audit_cmd import apply_command, audit_command, reproduce_command
 from ._io import console, err_console, fail, load_input
 
 app = typer.Typer(
@@ -25,8 +26,21 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"privwatch {privwatch_version()}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
     """privwatch: measure, watch and optimise the privacy of data releases."""
 
 
@@ -97,6 +111,7 @@ def leakage(
 
 
 app.command("audit")(audit_command)
+app.command("apply")(apply_command)
 app.command("reproduce")(reproduce_command)
 
 

@@ -1,30 +1,83 @@
-"""``privwatch audit`` and ``privwatch reproduce``: parse, call the library, print."""
+"""``privwatch audit``, ``privwatch apply`` and ``privwatch reproduce``: parse, call, print."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
 import sys
 import time
 import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
-from ..exceptions import PrivacyWarning, PrivwatchError
+from ..exceptions import PrivwatchError
 from ..preprocessing import DEFAULT_MAX_LEVELS
 from ..release import ReleaseNotMetWarning, parse_hierarchy_specs
-from ..report import AuditResult, audit, check_writable, write_audit
-from ._io import console, err_console, fail, load_input
+from ..report import (
+    apply_mechanism,
+    audit,
+    check_writable,
+    file_sha256,
+    load_mechanism,
+    save_mechanism,
+    write_audit,
+)
+from ._io import console, err_console, fail, load_config, load_input, read_table
+from ._print import print_release, print_watchdog, summary_json
+
+#: The audit's steps (plug-in route), for the progress bar's length.
+AUDIT_STEPS = 9
+
+
+@contextmanager
+def progress(enabled: bool, total: int) -> Iterator[Callable[[str], None]]:
+    """A progress bar on stderr; ``step(message)`` starts the next step."""
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=not enabled,
+    ) as bar:
+        task = bar.add_task("reading", total=total)
+        started = [False]
+
+        def step(message: str) -> None:
+            if started[0]:
+                bar.advance(task)
+            started[0] = True
+            bar.update(task, description=message)
+
+        yield step
+        bar.update(task, completed=total)
 
 
 def audit_command(
-    data: Annotated[Path | None, typer.Argument(help="CSV or Parquet file.")] = None,
-    sensitive: Annotated[str | None, typer.Option(help="The sensitive column.")] = None,
+    ctx: typer.Context,
+    data: Annotated[
+        Path | None,
+        typer.Argument(help="CSV, Excel (.xlsx), Parquet or JSON Lines (.jsonl) file."),
+    ] = None,
+    sensitive: Annotated[
+        str | None, typer.Option(help="The sensitive column (comma-separated for several).")
+    ] = None,
     observed: Annotated[
         str | None, typer.Option(help="Comma-separated observed columns (default: all others).")
     ] = None,
@@ -35,7 +88,8 @@ def audit_command(
     epsilon_max: Annotated[float, typer.Option(help="Cap with --delta.")] = math.inf,
     estimator: Annotated[str, typer.Option(help="plugin, classifier or dv.")] = "plugin",
     bins: Annotated[
-        list[str] | None, typer.Option(help="Bin a numeric column: col=k or col=e1,e2,...")
+        list[str] | None,
+        typer.Option(help="Bin a numeric column: col=k or col=e1,e2,... (before the checks)."),
     ] = None,
     missing: Annotated[str, typer.Option(help="error, drop or category.")] = "error",
     force: Annotated[bool, typer.Option(help="Allow identifier-like observed columns.")] = False,
@@ -43,7 +97,12 @@ def audit_command(
         int, typer.Option(help="Numeric columns with more values must be binned (plug-in).")
     ] = DEFAULT_MAX_LEVELS,
     dataset: Annotated[str | None, typer.Option(help="A bundled data set: compas.")] = None,
-    out: Annotated[Path, typer.Option(help="Output folder.")] = Path("privwatch-audit"),
+    out: Annotated[Path, typer.Option(help="Output folder (new or empty).")] = Path(
+        "privwatch-audit"
+    ),
+    overwrite: Annotated[
+        bool, typer.Option(help="Replace the outputs in a folder that already holds files.")
+    ] = False,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     hierarchy: Annotated[
         list[str] | None,
@@ -73,114 +132,162 @@ def audit_command(
             "shares at this level (e.g. 0.9): a margin for held-out records."
         ),
     ] = None,
+    checks: Annotated[
+        bool, typer.Option(help="Compute the classic measures and the inference attack.")
+    ] = True,
+    sep: Annotated[str, typer.Option(help="Field separator of a CSV file.")] = ",",
+    encoding: Annotated[str, typer.Option(help="Text encoding of a CSV or JSONL file.")] = "utf-8",
+    config: Annotated[
+        Path | None,
+        typer.Option(help="TOML file with any of these options (the command line wins)."),
+    ] = None,
+    save_mechanism_to: Annotated[
+        Path | None,
+        typer.Option(
+            "--save-mechanism",
+            help="Save the fitted generalisation (JSON) for `privwatch apply`.",
+        ),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print a JSON summary on stdout, nothing else.")
+    ] = False,
 ) -> None:
     """Audit a table: score every record, release a lift-private version, write a report."""
     t0 = time.perf_counter()
     try:
-        check_writable(out)
+        o: dict[str, Any] = load_config(ctx, config)
+        o["save_mechanism"] = o.pop("save_mechanism_to", None)
+        target = Path(o["out"])
+        check_writable(target, bool(o["overwrite"]))
         df, sensitive_col, cols, spec = load_input(
-            data, dataset, sensitive, observed, bins, preset_bins=estimator == "plugin"
+            o["data"],
+            o["dataset"],
+            o["sensitive"],
+            o["observed"],
+            o["bins"],
+            preset_bins=o["estimator"] == "plugin",
+            sep=o["sep"],
+            encoding=o["encoding"],
         )
-        with Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            TimeElapsedColumn(),
-            console=err_console,
-            transient=True,
-        ) as bar:
-            task = bar.add_task("reading", total=None)
-
-            def step(message: str) -> None:
-                bar.update(task, description=message)
-
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", PrivacyWarning)
-                result = audit(
-                    df,
-                    sensitive_col.split(",") if "," in sensitive_col else sensitive_col,
-                    cols,
-                    epsilon=epsilon,
-                    delta=delta,
-                    epsilon_max=epsilon_max,
-                    estimator=estimator,
-                    bins=spec,
-                    missing=missing,
-                    force=force,
-                    max_levels=max_levels,
-                    rng=seed,
-                    step=step,
-                    hierarchies=parse_hierarchy_specs(hierarchy or []),
-                    disclosure=disclosure,
-                    max_suppressed=max_suppressed,
-                    folds=folds,
-                    useful=useful,
-                    local=local,
-                    held_out_tolerance=held_out_tolerance,
-                    confidence=confidence,
-                )
+        with (
+            progress(not (o["quiet"] or o["as_json"]), AUDIT_STEPS) as step,
+            warnings.catch_warnings(record=True) as caught,
+        ):
+            warnings.simplefilter("always")
+            result = audit(
+                df,
+                sensitive_col.split(",") if "," in sensitive_col else sensitive_col,
+                cols,
+                epsilon=o["epsilon"],
+                delta=o["delta"],
+                epsilon_max=o["epsilon_max"],
+                estimator=o["estimator"],
+                bins=spec,
+                missing=o["missing"],
+                force=o["force"],
+                max_levels=o["max_levels"],
+                rng=o["seed"],
+                step=step,
+                hierarchies=parse_hierarchy_specs(o["hierarchy"] or []),
+                disclosure=o["disclosure"],
+                max_suppressed=o["max_suppressed"],
+                folds=o["folds"],
+                useful=o["useful"],
+                local=o["local"],
+                held_out_tolerance=o["held_out_tolerance"],
+                confidence=o["confidence"],
+                source_path=o["data"],
+                checks=o["checks"],
+            )
             step("writing the outputs")
-            written = write_audit(result, out)
+            written = write_audit(result, target, overwrite=True)
+            if o["save_mechanism"] is not None:
+                written.append(save_mechanism(result, o["save_mechanism"]))
     except PrivwatchError as exc:
         fail(str(exc))
         return
     except OSError as exc:
         fail(f"could not write the outputs to {out}: {exc}; nothing was left there.")
         return
-    for w in {str(w.message) for w in caught if not issubclass(w.category, ReleaseNotMetWarning)}:
-        err_console.print(f"[yellow]warning:[/] {w}", highlight=False, soft_wrap=True)
-    if result.found is not None:
-        print_release(result, epsilon is None)
+    seconds = time.perf_counter() - t0
+    if o["as_json"]:
+        doc = summary_json(result, str(target), [p.name for p in written], seconds)
+        typer.echo(json.dumps(doc, indent=2))
+    elif not o["quiet"]:
+        shown = {str(w.message) for w in caught if not issubclass(w.category, ReleaseNotMetWarning)}
+        for w in sorted(shown):
+            err_console.print(f"[yellow]warning:[/] {w}", highlight=False, soft_wrap=True)
+        printer = print_release if result.found is not None else print_watchdog
+        printer(result, o["epsilon"] is None)
         console.print(
-            f"wrote {', '.join(p.name for p in written)} to {out} in "
-            f"{time.perf_counter() - t0:.1f} s",
+            f"wrote {', '.join(p.name for p in written)} to {target} in {seconds:.1f} s",
+            soft_wrap=True,
+            highlight=False,
+        )
+    if not result.satisfied:
+        if result.found is None and not (o["quiet"] or o["as_json"]):
+            for reason in result.leakage.get("reasons", []):
+                err_console.print(
+                    f"[bold red]NOT MET:[/] {reason}", highlight=False, soft_wrap=True
+                )
+        raise typer.Exit(3)
+
+
+def apply_command(
+    mechanism: Annotated[Path, typer.Argument(help="JSON written by audit --save-mechanism.")],
+    data: Annotated[Path, typer.Argument(help="New records: CSV, Excel, Parquet or JSONL.")],
+    out: Annotated[Path, typer.Option(help="Output folder (new or empty).")] = Path(
+        "privwatch-apply"
+    ),
+    overwrite: Annotated[bool, typer.Option(help="Replace outputs in a non-empty folder.")] = False,
+    sep: Annotated[str, typer.Option(help="Field separator of a CSV file.")] = ",",
+    encoding: Annotated[str, typer.Option(help="Text encoding of a CSV or JSONL file.")] = "utf-8",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print a JSON summary on stdout.")
+    ] = False,
+) -> None:
+    """Release new records through a fitted generalisation (values never seen: '*')."""
+    try:
+        check_writable(out, overwrite)
+        mech = load_mechanism(mechanism)
+        df = read_table(data, sep=sep, encoding=encoding)
+        applied = apply_mechanism(mech, df)
+        frame = applied.released.assign(unseen=applied.unseen)
+        frame.index = applied.input_rows
+        frame.index.name = "record"
+        tmp = out / ".privwatch-staging-release.csv"
+        frame.to_csv(tmp)
+        os.replace(tmp, out / "release.csv")
+        summary = {
+            "mechanism": mechanism.name,
+            "mechanism_sha256": file_sha256(mechanism),
+            "input_name": data.name,
+            "input_sha256": file_sha256(data),
+            "n_records": len(df),
+            "n_unseen": applied.n_unseen,
+            "unseen_rule": mech.get("unseen_rule", ""),
+            "fitted_status": mech.get("status"),
+            "epsilon": mech.get("epsilon"),
+        }
+        (out / "apply.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    except PrivwatchError as exc:
+        fail(str(exc))
+        return
+    except OSError as exc:
+        fail(f"could not write the outputs to {out}: {exc}.")
+        return
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2))
+    elif not quiet:
+        console.print(
+            f"released {len(df):,} records through {mechanism.name} to {out / 'release.csv'}; "
+            f"{applied.n_unseen:,} of {len(df):,} had values never seen at fit time and were "
+            "suppressed to '*'.",
+            highlight=False,
             soft_wrap=True,
         )
-        if not result.satisfied:
-            raise typer.Exit(3)
-        return
-    g = result.watchdog.guarantee_
-    table = Table(title="privwatch audit")
-    table.add_column("")
-    table.add_column("value", justify="right")
-    rows = [
-        ("records", f"{result.summary['n_records']}"),
-        ("epsilon (threshold)", f"{result.epsilon:.4g}"),
-        ("flagged records", f"{result.summary['n_flagged']}"),
-        ("lift-privacy level of the release", f"{g.epsilon:.4g} nats"),
-        ("breach probability (delta)", f"{g.delta:.4g}"),
-    ]
-    before = result.leakage["before"]
-    if "mutual_information" in before:
-        rows.append(
-            (
-                "I(S;X) before -> after",
-                f"{before['mutual_information']:.4g} -> "
-                f"{result.leakage['after']['mutual_information']:.4g} nats",
-            )
-        )
-    utility = result.leakage["utility"]
-    rows.append(
-        (
-            "utility I(X;Y)",
-            f"{utility.get('mutual_information', utility.get('utility_mi')):.4g} nats",
-        )
-    )
-    for name, value in rows:
-        table.add_row(name, value)
-    console.print(table)
-    if epsilon is None:
-        console.print(
-            f"epsilon proposed: {result.epsilon:.4g} ({result.epsilon_reason}).", soft_wrap=True
-        )
-    console.print(g.explain(), soft_wrap=True)
-    console.print(
-        f"wrote {', '.join(p.name for p in written)} to {out} in {time.perf_counter() - t0:.1f} s",
-        soft_wrap=True,
-    )
-    if not result.satisfied:
-        for reason in result.leakage.get("reasons", []):
-            err_console.print(f"[bold red]NOT MET:[/] {reason}", highlight=False, soft_wrap=True)
-        raise typer.Exit(3)
 
 
 def experiments_root() -> Path:
@@ -215,51 +322,3 @@ def reproduce_command(
         fail(f"experiment {name} failed with exit code {code}.")
     outputs = sorted(p.name for p in (root / name).iterdir() if p.suffix in (".json", ".png"))
     console.print(f"results in {root / name}: {', '.join(outputs)}", soft_wrap=True)
-
-
-def print_release(result: AuditResult, proposed: bool) -> None:
-    """The verdict first (in colour and words), then the figures of the searched release."""
-    found = result.found
-    assert found is not None
-    n = found.n_records
-    if found.satisfied:
-        console.print("[bold green]MET[/]: the release meets the requested guarantee.")
-    else:
-        console.print("[bold red]NOT MET[/]: the request cannot be delivered as asked.")
-        for reason in found.reasons:
-            console.print(f"  [red]- {reason}[/]", highlight=False, soft_wrap=True)
-        if found.alternatives:
-            console.print("Nearest feasible alternatives:")
-            for alt in found.alternatives:
-                console.print(f"  - {alt}", highlight=False, soft_wrap=True)
-    console.print(result.leakage["guarantee_in_words"], soft_wrap=True, highlight=False)
-    table = Table(title="privwatch audit")
-    table.add_column("")
-    table.add_column("value", justify="right")
-    held = found.held_out
-    rows = [
-        ("records", f"{n:,}"),
-        ("epsilon, disclosure", f"{found.epsilon:g} nats, {found.disclosure}"),
-        ("release", f"{found.method} recoding"),
-        (
-            "information kept",
-            f"{found.information_nats:.2f} of {found.information_input_nats:.2f} nats",
-        ),
-        ("records suppressed", f"{found.suppressed_records:,} of {n:,}"),
-        ("worst log-lift, in-sample", f"{found.max_log_lift:.3f} nats (exact)"),
-    ]
-    if held is not None:
-        lo, hi = held.breach_probability_ci
-        rows.append(
-            (
-                "held-out breach probability",
-                f"{held.breach_probability:.1%} (95 % {lo:.1%}-{hi:.1%})",
-            )
-        )
-    for name, value in rows:
-        table.add_row(name, value)
-    console.print(table)
-    if proposed:
-        console.print(
-            f"epsilon proposed: {result.epsilon:.4g} ({result.epsilon_reason}).", soft_wrap=True
-        )

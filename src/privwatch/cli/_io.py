@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import codecs
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import typer
@@ -12,7 +15,16 @@ from ..datasets import COMPAS_BINS, COMPAS_OBSERVED, load_compas
 from ..exceptions import ValidationError
 from ..preprocessing import BinSpec, parse_bins
 
-__all__ = ["DATASETS", "console", "err_console", "fail", "load_input", "read_table"]
+__all__ = [
+    "DATASETS",
+    "FORMATS",
+    "console",
+    "err_console",
+    "fail",
+    "load_config",
+    "load_input",
+    "read_table",
+]
 
 console = Console()
 err_console = Console(stderr=True)
@@ -21,6 +33,9 @@ err_console = Console(stderr=True)
 DATASETS: dict[str, tuple[str, list[str], dict[str, BinSpec]]] = {
     "compas": ("race", COMPAS_OBSERVED, dict(COMPAS_BINS)),
 }
+#: TOML keys whose option name differs from the parameter's.
+ALIASES = {"save_mechanism": "save_mechanism_to", "json": "as_json"}
+FORMATS = "CSV (optionally compressed), Excel (.xlsx), Parquet or JSON Lines (.jsonl)"
 
 
 def fail(message: str) -> None:
@@ -29,28 +44,116 @@ def fail(message: str) -> None:
     raise typer.Exit(code=2)
 
 
-def read_table(path: Path) -> pd.DataFrame:
-    """Read a CSV (optionally compressed) or Parquet file into a DataFrame."""
+def _kind(path: Path) -> str:
+    suffixes = [s.lower() for s in path.suffixes]
+    last = suffixes[-1] if suffixes else ""
+    if last in {".parquet", ".pq"}:
+        return "parquet"
+    if last in {".xlsx", ".xlsm"}:
+        return "excel"
+    if last in {".jsonl", ".ndjson"} or suffixes[-2:-1] in ([".jsonl"], [".ndjson"]):
+        return "jsonl"
+    return "csv"
+
+
+def read_table(path: Path, sep: str = ",", encoding: str = "utf-8") -> pd.DataFrame:
+    """Read a CSV, Excel, Parquet or JSON Lines file into a DataFrame (kind from the suffix).
+
+    ``sep`` and ``encoding`` apply to CSV (``encoding`` also to JSON Lines); a decoding failure
+    names the encoding and the byte offset.
+    """
     if not path.exists():
         raise ValidationError(f"DATA must be an existing file; got {str(path)!r} (not found).")
     if path.is_dir():
         raise ValidationError(f"DATA must be a file; got the directory {str(path)!r}.")
     try:
-        if path.suffix.lower() in {".parquet", ".pq"}:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise ValidationError(
+            f"--encoding must be an encoding Python knows (utf-8, latin-1, cp1252, ...); "
+            f"got {encoding!r}."
+        ) from None
+    kind = _kind(path)
+    try:
+        if kind == "parquet":
             return pd.read_parquet(path)
-        return pd.read_csv(path)
+        if kind == "excel":
+            return pd.read_excel(path, engine="openpyxl")
+        if kind == "jsonl":
+            return pd.read_json(path, lines=True, encoding=encoding)
+        return pd.read_csv(path, sep=sep, encoding=encoding)
+    except UnicodeDecodeError as exc:
+        raise ValidationError(
+            f"DATA must be a readable CSV or Parquet file in the encoding {encoding!r}; "
+            f"{str(path)!r} has a byte the encoding {encoding!r} cannot decode at offset "
+            f"{exc.start} ({exc.reason}): pass the file's --encoding (e.g. latin-1, cp1252)."
+        ) from None
+    except ImportError as exc:
+        raise ValidationError(
+            f"reading {str(path)!r} needs an optional package ({exc.name or exc}): "
+            "pip install 'privwatch[excel]' for .xlsx."
+        ) from None
     except (
-        UnicodeDecodeError,
         pd.errors.ParserError,
         pd.errors.EmptyDataError,
-        ImportError,
         OSError,
         ValueError,
+        KeyError,
     ) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ValidationError(
-            f"DATA must be a readable CSV or Parquet file; got {str(path)!r} ({first})."
+            f"DATA must be a readable CSV or Parquet file ({FORMATS}); got {str(path)!r} ({first})."
         ) from None
+
+
+def _as_cli_list(name: str, value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [
+            f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in value.items()
+        ]
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return [str(value)]
+
+
+def load_config(ctx: typer.Context, path: Path | None) -> dict[str, Any]:
+    """The command's options, with those not given on the command line taken from a TOML file.
+
+    Keys are the option names (``max-suppressed`` or ``max_suppressed``); the command line wins.
+    ``bins`` and ``hierarchy`` may be tables (``bins = {age = 4}``) or lists of ``COL=...``.
+    """
+    params = dict(ctx.params)
+    params.pop("config", None)
+    if path is None:
+        return params
+    try:
+        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ValidationError(
+            f"--config must be a readable TOML file; got {str(path)!r} ({exc})."
+        ) from None
+    table = raw.get("audit", raw) if isinstance(raw.get("audit"), dict) else raw
+    table = {ALIASES.get(k.replace("-", "_"), k.replace("-", "_")): v for k, v in table.items()}
+    unknown = sorted(k for k in table if k not in params)
+    if unknown:
+        raise ValidationError(
+            f"--config must use the option names of the command; got unknown {unknown} "
+            f"(known: {', '.join(sorted(params))})."
+        )
+    for key, value in table.items():
+        name = key.replace("-", "_")
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP"):
+            continue
+        if name in ("bins", "hierarchy"):
+            value = _as_cli_list(name, value)
+        elif name in ("observed", "sensitive") and isinstance(value, list):
+            value = ",".join(map(str, value))
+        elif name in ("data", "out", "save_mechanism_to") and value is not None:
+            base = Path(path).parent
+            value = Path(value) if Path(value).is_absolute() else base / value
+        params[name] = value
+    return params
 
 
 def load_input(
@@ -61,6 +164,8 @@ def load_input(
     bins: list[str] | None,
     *,
     preset_bins: bool = True,
+    sep: str = ",",
+    encoding: str = "utf-8",
 ) -> tuple[pd.DataFrame, str, list[str] | None, dict[str, BinSpec]]:
     """Resolve DATA / --dataset into (frame, sensitive column, observed columns, bin spec).
 
@@ -82,4 +187,4 @@ def load_input(
         raise ValidationError("give a DATA file or --dataset NAME.")
     if sensitive is None:
         raise ValidationError("--sensitive is required with a DATA file.")
-    return read_table(data), sensitive, cols, parse_bins(bins or [])
+    return read_table(data, sep=sep, encoding=encoding), sensitive, cols, parse_bins(bins or [])

@@ -1,16 +1,37 @@
 """The audit of a table and its outputs: CSVs, JSON, figures and a self-contained HTML report."""
 
-from ._audit import ESTIMATORS, AuditResult, audit
+from ._audit import ESTIMATORS, AuditResult, audit, run_audit
+from ._html import next_steps
+from ._mechanism import (
+    MECHANISM_FORMAT,
+    AppliedRelease,
+    apply_mechanism,
+    load_mechanism,
+    save_mechanism,
+)
 from ._prepare import MISSING_POLICIES, prepare_table
-from ._write import OUTPUT_FILES, check_writable, write_audit
+from ._schema import SCHEMA
+from ._stamp import file_sha256, privwatch_version
+from ._write import OUTPUT_FILES, check_writable, leakage_payload, write_audit
 
 __all__ = [
     "ESTIMATORS",
+    "MECHANISM_FORMAT",
     "MISSING_POLICIES",
     "OUTPUT_FILES",
+    "SCHEMA",
+    "AppliedRelease",
     "AuditResult",
+    "apply_mechanism",
     "audit",
     "check_writable",
+    "file_sha256",
+    "leakage_payload",
+    "load_mechanism",
+    "next_steps",
     "prepare_table",
+    "privwatch_version",
+    "run_audit",
+    "save_mechanism",
     "write_audit",
 ]

@@ -19,7 +19,9 @@ from ..preprocessing import DEFAULT_MAX_LEVELS, BinSpec
 from ..release import Hierarchy, ReleaseNotMetWarning, ReleaseResult, find_release
 from ..watchdog import Watchdog, record_tradeoff, tradeoff
 from ..watchdog._results import RecordScores
-from ._prepare import prepare_table
+from ._checks import attack_section, classic_section, mapping_table
+from ._prepare import kept_rows, prepare_rows, resolve_bins
+from ._stamp import make_stamp
 
 __all__ = ["ESTIMATORS", "AuditResult", "audit"]
 
@@ -48,6 +50,10 @@ class AuditResult:
     log_lift: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0)))
     data: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
     found: ReleaseResult | None = None
+    input_rows: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, np.int64))
+    stamp: dict[str, Any] = field(default_factory=dict)
+    warnings: list[dict[str, str]] = field(default_factory=list)
+    mechanism: pd.DataFrame | None = field(repr=False, default=None)
 
     @property
     def satisfied(self) -> bool:
@@ -92,7 +98,28 @@ def _choose_epsilon(curve: pd.DataFrame, plugin: bool) -> tuple[float, str]:
     )
 
 
-def audit(
+def audit(df: pd.DataFrame, *args: Any, **kwargs: Any) -> AuditResult:
+    """Run the privacy watchdog audit of ``df`` (see the CLI's ``privwatch audit``).
+
+    Every warning raised during the run is kept, once, in ``AuditResult.warnings`` (and in
+    ``leakage.json``) and raised again for the caller. Arguments: see :func:`run_audit`.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run_audit(df, *args, **kwargs)
+    seen: set[tuple[str, str]] = set()
+    for w in caught:
+        key = (w.category.__name__, str(w.message))
+        if key in seen:
+            continue
+        seen.add(key)
+        result.warnings.append({"category": key[0], "message": key[1]})
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    result.leakage["warnings"] = list(result.warnings)
+    return result
+
+
+def run_audit(
     df: pd.DataFrame,
     sensitive: str | Sequence[str],
     observed: Sequence[str] | None = None,
@@ -115,6 +142,8 @@ def audit(
     local: bool = True,
     held_out_tolerance: float = 0.05,
     confidence: float | None = None,
+    source_path: str | Path | None = None,
+    checks: bool = True,
 ) -> AuditResult:
     """Run the privacy watchdog audit of ``df`` (see the CLI's ``privwatch audit``).
 
@@ -124,8 +153,12 @@ def audit(
     (:func:`privwatch.release.find_release`: hierarchies, suppression limit, local recoding,
     held-out check); with ``delta`` it is the (epsilon, delta) watchdog release of Sadeghi et al.
     Several sensitive columns (a list) are scored as their joint tuple and released with a
-    guarantee for each and for the joint tuple.
+    guarantee for each and for the joint tuple. With ``checks`` (plug-in route) the classic
+    measures and an inference attack are added (:mod:`privwatch.report._checks`). ``source_path``
+    (the input file) is named and hashed in the stamp. Input row numbers (0-based positions in
+    ``df``) are kept in ``input_rows``, so outputs join back after ``missing="drop"``.
     """
+    n_in_rows, n_in_cols = df.shape
     components: list[str] | None = None
     if not isinstance(sensitive, str):
         components = list(sensitive)
@@ -142,7 +175,10 @@ def audit(
     say = step or (lambda _msg: None)
     est = _estimator(estimator, rng)
     say("preparing the data")
-    frame, cols, counts = prepare_table(
+    if bins and sensitive in df.columns:
+        listed = [c for c in (observed or df.columns) if c != sensitive and c in df.columns]
+        bins = resolve_bins(df, bins, kept_rows(df, sensitive, listed, missing))
+    frame, cols, counts, input_rows = prepare_rows(
         df, sensitive, observed, bins=bins, missing=missing, force=force
     )
     say("estimating the log-lift")
@@ -173,16 +209,21 @@ def audit(
     score_frame = scores.to_frame().drop(columns=["known"])
     score_frame["flagged"] = flags
     found: ReleaseResult | None = None
+    source = frame
+    if components is not None:
+        extra = df[components].iloc[input_rows].reset_index(drop=True)
+        source = frame.join(extra)
     if est is None and delta is None:
         say("searching the most informative release")
-        source = frame if components is None else frame.join(df[components])
 
-        def search(eps: float, final: bool = True) -> ReleaseResult:
+        def search(
+            eps: float, final: bool = True, data: pd.DataFrame | None = None
+        ) -> ReleaseResult:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PrivacyWarning)
                 warnings.simplefilter("ignore", ReleaseNotMetWarning)
                 return find_release(
-                    source,
+                    source if data is None else data,
                     list(components) if components else sensitive,
                     cols,
                     epsilon=eps,
@@ -191,7 +232,7 @@ def audit(
                     hierarchies=hierarchies,
                     useful=useful,
                     local=local,
-                    folds=folds,
+                    folds=folds if data is None else 0,
                     held_out_tolerance=held_out_tolerance,
                     frontier_epsilons=None if final else [],
                     suggest=final,
@@ -275,6 +316,22 @@ def audit(
         }
         leakage["after"] = {"note": "exact leakage of the release needs the plug-in estimator"}
         leakage["utility"] = record_tradeoff(scores.risk, [epsilon]).iloc[0].to_dict()
+    mechanism = None if found is None else mapping_table(frame, found.released, cols)
+    if checks and est is None:
+        sens_cols = list(components) if components else [sensitive]
+        say("computing the classic disclosure measures")
+        leakage["classic"] = classic_section(source, release, sens_cols, cols)
+        if found is not None:
+            say("attacking the release (inference with a control set)")
+            eps_found = float(epsilon)
+            leakage["attack"] = attack_section(
+                source,
+                found,
+                sens_cols,
+                cols,
+                lambda part: search(eps_found, final=False, data=part),
+                rng=rng,
+            )
     settings = {
         "sensitive": sensitive,
         "observed": cols,
@@ -298,6 +355,7 @@ def audit(
         "local_recoding": local,
         "held_out_tolerance": held_out_tolerance,
         "confidence": confidence,
+        "checks": checks,
     }
     return AuditResult(
         settings,
@@ -312,6 +370,9 @@ def audit(
         scores.log_lift,
         frame,
         found,
+        input_rows=input_rows,
+        stamp=make_stamp(source_path, n_in_rows, n_in_cols),
+        mechanism=mechanism,
     )
 
 
@@ -325,19 +386,27 @@ def release_leakage(sensitive: pd.Series, released: pd.DataFrame) -> Any:
 
 
 def explain_release(found: ReleaseResult, sensitive: pd.Series) -> str:
-    """What the guarantee means for one person, in words."""
+    r"""What the guarantee means for one person, in words.
+
+    For the rarest sensitive value (prior :math:`p`), epsilon-lift privacy bounds the posterior
+    by :math:`p e^{\epsilon}` and, two-sided, also by :math:`1 - (1 - p) e^{-\epsilon}` (every
+    other value keeps at least :math:`e^{-\epsilon}` of its prior), and from below by
+    :math:`p e^{-\epsilon}`.
+    """
     shares = sensitive.astype(str).value_counts(normalize=True)
     value, prior = str(shares.index[-1]), float(shares.iloc[-1])
     e = found.epsilon
     grows = min(1.0, prior * math.exp(e))
+    if found.disclosure == "both":
+        grows = min(grows, 1.0 - (1.0 - prior) * math.exp(-e))
     text = (
         f"Seeing a released record, an adversary's belief that the person's {sensitive.name} is "
-        f"{value} can grow from {prior:.1%} (its share in the data) to at most {grows:.1%}"
+        f"{value} can grow from {prior:.0%} (its share in the data) to at most {grows:.0%}"
     )
     if found.disclosure == "both":
-        text += f", and shrink to no less than {prior * math.exp(-e):.2%}"
+        text += f", and shrink to no less than {prior * math.exp(-e):.0%}"
     text += (
-        f" (epsilon = {e:g} nats, {'two-sided' if found.disclosure == 'both' else 'one-sided'} "
+        f" (epsilon = {e:.3g} nats, {'two-sided' if found.disclosure == 'both' else 'one-sided'} "
         "lift privacy). This holds exactly for the audited records; "
     )
     held = found.held_out

@@ -1,29 +1,217 @@
-"""The self-contained HTML report (images inline), rendered with Jinja2."""
+"""The self-contained HTML report (images inline), rendered with Jinja2: findings first."""
 
 from __future__ import annotations
 
 import base64
 import math
+import re
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jinja2
+import numpy as np
+
+from ._figures import risk_counts
+from ._words import GLOSSARY, MEASURE_NAMES, fmt, pct, pct_ci
 
 if TYPE_CHECKING:
     from ._audit import AuditResult
 
-__all__ = ["render_report"]
+__all__ = ["next_steps", "render_report"]
 
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return "inf" if math.isinf(value) else f"{value:.4g}"
-    return str(value)
+SETTING_NAMES = {
+    "epsilon_max": "epsilon cap (with delta)",
+    "max_levels": "largest number of values of an unbinned numeric column",
+    "rng": "random seed",
+    "max_suppressed": "largest share of records suppressed",
+    "folds": "folds of the held-out check",
+    "local_recoding": "local recoding tried",
+    "held_out_tolerance": "largest held-out breach probability called met",
+    "confidence": "credible level demanded of every cell",
+    "checks": "classic measures and attack computed",
+}
 
 
 def _image(path: Path) -> str:
     return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def _value(key: str, value: Any) -> str:
+    unit = MEASURE_NAMES.get(key, ("", "", ""))[1]
+    if unit == "prob" and isinstance(value, float) and math.isfinite(value):
+        return pct(value)
+    return fmt(value) + (" nats" if unit == "nats" and fmt(value) not in ("-", "0") else "")
+
+
+def _setting(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_setting(v)}" for k, v in value.items()) or "none"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_setting(v) for v in value) or "none"
+    if value is None:
+        return "not set"
+    return fmt(value)
+
+
+def _keeps(text: str) -> float:
+    m = re.search(r"keeps ([0-9.]+) nats", text)
+    return float(m.group(1)) if m else -1.0
+
+
+def next_steps(result: AuditResult) -> list[str]:
+    """Three concrete next steps, cheapest (most information kept) first."""
+    found = result.found
+    steps: list[tuple[float, str]] = []
+    if found is None:
+        return [
+            "Use the plug-in estimator (discrete or binned columns) to get a searched release "
+            "with a held-out check, the classic measures and an attack."
+        ]
+    flagged = found.records.loc[found.records["flagged"], "advice_column"]
+    helped = flagged[flagged != ""].value_counts()
+    if len(helped):
+        col, k = str(helped.index[0]), int(helped.iloc[0])
+        steps.append(
+            (
+                math.inf,
+                f"Generalise column {col} one level (or give it a coarser --hierarchy): it "
+                f"lowers the risk of {k:,} of the {len(flagged):,} records whose values break "
+                "epsilon before generalisation.",
+            )
+        )
+    for alt in found.alternatives:
+        steps.append((_keeps(alt), alt[0].upper() + alt[1:] + "."))
+    if found.satisfied:
+        steps.append(
+            (
+                -2.0,
+                "Publish release.csv, and release next month's records through the same "
+                "generalisation: privwatch audit --save-mechanism M.json, then privwatch apply "
+                "M.json NEW.csv.",
+            )
+        )
+    if result.settings.get("confidence") is None:
+        steps.append(
+            (
+                -1.0,
+                "Demand a margin in every cell (--confidence 0.9) so that the guarantee also "
+                "holds for records the release was not fitted on; it costs information.",
+            )
+        )
+    ranked = sorted(steps, key=lambda s: -s[0])
+    return [text for _, text in ranked[:3]]
+
+
+def _classic_rows(classic: dict[str, Any]) -> list[dict[str, Any]]:
+    rel, inp = classic["release"], classic["input"]
+    rows: list[dict[str, Any]] = []
+
+    def add(group: str, name: str, r: dict[str, Any], i: dict[str, Any]) -> None:
+        label, _, gloss = MEASURE_NAMES.get(name, (name, "", ""))
+        rows.append(
+            {
+                "group": group,
+                "name": label,
+                "hover": GLOSSARY.get(gloss, ""),
+                "release": _value(name, r["value"]),
+                "input": _value(name, i["value"]),
+                "threshold": f"{r['rule']} {_value(name, r['threshold'])}",
+                "passes": r["passes"],
+                "reference": r["reference"],
+            }
+        )
+
+    for name, r in rel["table"].items():
+        add("every column", name, r, inp["table"][name])
+    for attr, block in rel["sensitive"].items():
+        for name, r in block["measures"].items():
+            add(attr, name, r, inp["sensitive"][attr]["measures"][name])
+    return rows
+
+
+def _attack_rows(attack: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for attr, a in attack["attributes"].items():
+        rows.append(
+            {
+                "attribute": attr,
+                "targets": pct(a["success_targets"]),
+                "targets_ci": pct_ci(*a["success_targets_ci"]),
+                "control": pct(a["success_control"]),
+                "control_ci": pct_ci(*a["success_control_ci"]),
+                "baseline": pct(a["baseline_success"]),
+                "risk": fmt(a["risk"], 2),
+                "risk_ci": f"{fmt(a['risk_ci'][0], 2)} to {fmt(a['risk_ci'][1], 2)}",
+                "threshold": fmt(a["threshold"], 2),
+                "passes": a["passes"],
+                "reference": a["reference"],
+                "n_targets": a["n_targets"],
+                "n_control": a["n_control"],
+                "control_unmatched": a["control_unmatched"],
+                "prior": pct(a["prior_success"]),
+                "bayes": pct(a["bayes_success"]),
+                "ratio": fmt(a["bayes_leakage_ratio"], 3),
+                "bound": fmt(a["bayes_leakage_bound"], 3),
+                "bayes_passes": a["bayes_passes"],
+                "bayes_reference": a["bayes_reference"],
+            }
+        )
+    return rows
+
+
+def _findings(result: AuditResult) -> dict[str, Any] | None:
+    found = result.found
+    if found is None:
+        return None
+    held = found.held_out
+    n = found.n_records
+    out: dict[str, Any] = {
+        "met": found.satisfied,
+        "reasons": found.reasons,
+        "words": result.leakage.get("guarantee_in_words", ""),
+        "method": found.method,
+        "information": fmt(found.information_nats, 3),
+        "information_input": fmt(found.information_input_nats, 3),
+        "information_global": fmt(found.information_global_nats, 3),
+        "information_local": fmt(found.information_local_nats, 3),
+        "suppressed": f"{found.suppressed_records:,} of {n:,}",
+        "n": f"{n:,}",
+        "worst": fmt(found.max_log_lift, 3),
+        "epsilon": fmt(found.epsilon, 3),
+        "disclosure": "two-sided" if found.disclosure == "both" else "positive only",
+        "steps": next_steps(result),
+        "alternatives": found.alternatives,
+        "held": None,
+        "frontier": [
+            {
+                "epsilon": fmt(float(p["epsilon"]), 3),
+                "info": fmt(float(p["information_nats"]), 3),
+                "glob": fmt(float(p["information_global_nats"]), 3),
+                "suppressed": pct(float(p["suppressed_share"])),
+                "method": p["method"],
+            }
+            for p in found.frontier
+        ],
+        "advice": found.records.loc[found.records["flagged"], "advice_column"]
+        .replace("", "(no single column helps)")
+        .value_counts()
+        .to_dict(),
+        "n_flagged": f"{int(found.records['flagged'].sum()):,}",
+    }
+    if held is not None:
+        lo, hi = held.breach_probability_ci
+        out["held"] = {
+            "folds": held.folds,
+            "breach": pct(held.breach_probability, (hi - lo) / 2),
+            "breach_ci": pct_ci(lo, hi),
+            "breach_plugin": pct(held.breach_probability_plugin),
+            "worst": fmt(held.max_log_lift, 2),
+            "worst_ci": f"{fmt(held.max_log_lift_ci[0], 2)} to {fmt(held.max_log_lift_ci[1], 2)}",
+            "ok": lo <= result.settings.get("held_out_tolerance", 0.05),
+            "tolerance": pct(result.settings.get("held_out_tolerance", 0.05)),
+        }
+    return out
 
 
 def render_report(result: AuditResult, images: Path, max_rows: int = 25) -> str:
@@ -31,83 +219,59 @@ def render_report(result: AuditResult, images: Path, max_rows: int = 25) -> str:
     template = jinja2.Template(
         resources.files("privwatch.report").joinpath("templates/report.html.j2").read_text(),
         autoescape=True,
+        undefined=jinja2.StrictUndefined,
     )
     scores = result.scores
+    n = len(scores)
     flagged = scores[scores["flagged"]].sort_values("risk", ascending=False).head(max_rows)
     obs = result.settings["observed"]
-    wd = result.watchdog
     positions = flagged.index.to_numpy()  # records are numbered 0 .. n - 1
+    rows = result.input_rows if len(result.input_rows) == n else np.arange(n)
     values = result.data[obs].to_numpy()[positions]
     top = [
-        {"record": int(p), "risk": _fmt(float(r)), "values": [_fmt(v) for v in vals]}
+        {"record": f"{int(rows[p]):,}", "risk": fmt(float(r), 3), "values": [str(v) for v in vals]}
         for p, r, vals in zip(positions, flagged["risk"].to_numpy(), values, strict=True)
     ]
     before = result.leakage.get("before", {})
     after = result.leakage.get("after", {})
-    names = [k for k in before if k not in ("base", "alpha")]
     leak_rows = [
-        {"name": k, "before": _fmt(before.get(k)), "after": _fmt(after.get(k, "-"))} for k in names
-    ]
-    found = result.found
-    findings = None
-    if found is not None:
-        held = found.held_out
-        findings = {
-            "met": found.satisfied,
-            "reasons": found.reasons,
-            "alternatives": found.alternatives,
-            "words": result.leakage.get("guarantee_in_words", ""),
-            "method": found.method,
-            "information": f"{found.information_nats:.2f}",
-            "information_input": f"{found.information_input_nats:.2f}",
-            "information_global": f"{found.information_global_nats:.2f}",
-            "information_local": "-"
-            if found.information_local_nats is None
-            else f"{found.information_local_nats:.2f}",
-            "suppressed": found.suppressed_records,
-            "n": found.n_records,
-            "worst": f"{found.max_log_lift:.3f}",
-            "disclosure": found.disclosure,
-            "held": None
-            if held is None
-            else {
-                "folds": held.folds,
-                "breach": f"{held.breach_probability:.1%}",
-                "breach_ci": f"{held.breach_probability_ci[0]:.1%} - "
-                f"{held.breach_probability_ci[1]:.1%}",
-                "breach_plugin": f"{held.breach_probability_plugin:.1%}",
-                "worst": f"{held.max_log_lift:.2f}",
-                "worst_ci": f"{held.max_log_lift_ci[0]:.2f} - {held.max_log_lift_ci[1]:.2f}",
-                "interval": held.interval,
-            },
-            "frontier": [
-                {
-                    "epsilon": f"{p['epsilon']:g}",
-                    "info": f"{p['information_nats']:.2f}",
-                    "glob": f"{p['information_global_nats']:.2f}",
-                    "suppressed": f"{p['suppressed_share']:.1%}",
-                    "method": p["method"],
-                }
-                for p in found.frontier
-            ],
-            "advice": found.records.loc[found.records["flagged"], "advice_column"]
-            .replace("", "(none helps)")
-            .value_counts()
-            .to_dict(),
-            "n_flagged": int(found.records["flagged"].sum()),
+        {
+            "name": MEASURE_NAMES.get(k, (k, "", ""))[0],
+            "hover": GLOSSARY.get(MEASURE_NAMES.get(k, ("", "", ""))[2], ""),
+            "before": _value(k, before.get(k)),
+            "after": _value(k, after.get(k)) if isinstance(after, dict) and k in after else "-",
         }
+        for k in before
+        if k not in ("base", "alpha")
+    ]
+    g = result.watchdog.guarantee_.to_dict()
+    settings = {
+        SETTING_NAMES.get(k, k.replace("_", " ")): _setting(v) for k, v in result.settings.items()
+    }
+    counts = risk_counts(scores["risk"].to_numpy())
     html: str = template.render(
-        findings=findings,
+        findings=_findings(result),
         summary=result.summary,
-        settings={k: _fmt(v) for k, v in result.settings.items()},
-        epsilon=_fmt(result.epsilon),
+        n=n,
+        n_fmt=f"{n:,}",
+        counts={k: f"{v:,}" for k, v in counts.items()},
+        settings=settings,
+        stamp=result.stamp,
+        warnings=result.warnings,
+        epsilon=fmt(result.epsilon, 3),
         epsilon_reason=result.epsilon_reason,
-        guarantee={k: _fmt(v) for k, v in wd.guarantee_.to_dict().items()},
-        guarantee_words=wd.guarantee_.explain(),
+        watchdog_level=fmt(float(g.get("epsilon", math.nan)), 3),
+        watchdog_delta=pct(float(g.get("delta", 0.0))),
+        guarantee_words=result.watchdog.guarantee_.explain(),
         leak_rows=leak_rows,
+        classic=_classic_rows(result.leakage["classic"]) if "classic" in result.leakage else None,
+        classic_info=result.leakage.get("classic"),
+        attack=_attack_rows(result.leakage["attack"]) if "attack" in result.leakage else None,
+        attack_info=result.leakage.get("attack"),
         flagged=top,
+        n_flagged=f"{int(scores['flagged'].sum()):,}",
         observed=obs,
-        n_flagged=int(scores["flagged"].sum()),
+        glossary=GLOSSARY,
         tradeoff_png=_image(images / "tradeoff.png"),
         lift_png=_image(images / "lift.png"),
     )

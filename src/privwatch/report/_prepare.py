@@ -2,20 +2,67 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
-from ..exceptions import ValidationError
+from ..exceptions import PrivacyWarning, ValidationError
 from ..preprocessing import BinSpec, bin_columns
 
-__all__ = ["MISSING_POLICIES", "prepare_table"]
+__all__ = [
+    "MISSING_POLICIES",
+    "NEAR_IDENTIFIER_SHARE",
+    "kept_rows",
+    "prepare_rows",
+    "prepare_table",
+    "resolve_bins",
+]
 
 MISSING_POLICIES = ("error", "drop", "category")
 MISSING_LABEL = "<missing>"
+#: An observed column with at least this share of distinct values (e.g. a sampling weight)
+#: is almost an identifier: the audit warns about it.
+NEAR_IDENTIFIER_SHARE = 2 / 3
 
 
-def prepare_table(
+def kept_rows(df: pd.DataFrame, sensitive: str, cols: Sequence[str], missing: str) -> pd.Index:
+    """Index labels of the input rows the missing-value policy keeps (before any binning)."""
+    frame = df[[sensitive, *cols]]
+    if missing == "drop" or (missing == "category" and frame[sensitive].isna().any()):
+        return frame.dropna().index
+    return frame.index
+
+
+def resolve_bins(
+    df: pd.DataFrame, bins: Mapping[str, BinSpec], rows: pd.Index | None = None
+) -> dict[str, BinSpec]:
+    """Quantile bins (``col=k``) replaced by their cut points on ``df`` (rows ``rows``).
+
+    The binning is then the same as :func:`privwatch.preprocessing.bin_columns` computes, and
+    explicit enough to be saved with a mechanism and applied to new records. Columns that are
+    not numeric keep their spec (``bin_columns`` names the offending value).
+    """
+    out: dict[str, BinSpec] = {}
+    for col, spec in bins.items():
+        out[col] = spec
+        if not isinstance(spec, (int, np.integer)) or isinstance(spec, bool) or spec < 2:
+            continue
+        if col not in df.columns:
+            continue
+        raw = df[col] if rows is None else df.loc[rows, col]
+        values = pd.to_numeric(raw, errors="coerce")
+        if (values.isna() & raw.notna()).any() or values.notna().sum() == 0:
+            continue
+        qs = np.quantile(values.dropna(), np.linspace(0, 1, int(spec) + 1)[1:-1])
+        edges = [float(e) for e in np.unique(qs)]
+        if edges:
+            out[col] = edges
+    return out
+
+
+def prepare_rows(
     df: pd.DataFrame,
     sensitive: str,
     observed: Sequence[str] | None,
@@ -23,15 +70,8 @@ def prepare_table(
     bins: Mapping[str, BinSpec] | None = None,
     missing: str = "error",
     force: bool = False,
-) -> tuple[pd.DataFrame, list[str], dict[str, int]]:
-    """Check columns, apply the missing-value policy and the binning.
-
-    Returns the prepared frame (sensitive + observed columns only), the observed columns and a
-    summary ``{"n_input": ..., "n_dropped_missing": ...}``. Refuses, with one-line messages: a
-    missing column, a sensitive column with fewer than two values, missing values under
-    ``missing="error"``, and an observed column with a distinct value in every row (an
-    identifier) unless ``force``.
-    """
+) -> tuple[pd.DataFrame, list[str], dict[str, int], np.ndarray]:
+    """:func:`prepare_table` plus the input row number (0-based position) of every kept record."""
     if missing not in MISSING_POLICIES:
         raise ValidationError(f"`missing` must be one of {MISSING_POLICIES}; got {missing!r}.")
     if sensitive not in df.columns:
@@ -47,7 +87,7 @@ def prepare_table(
         raise ValidationError(f"`observed` must not contain the sensitive column {sensitive!r}.")
     if not cols:
         raise ValidationError("`observed` must name at least one column; got none.")
-    frame = df[[sensitive, *cols]].copy()
+    frame = df[[sensitive, *cols]].reset_index(drop=True)
     summary: dict[str, int] = {"n_input": len(frame), "n_dropped_missing": 0}
     na = frame.isna().sum()
     na = na[na > 0]
@@ -69,15 +109,33 @@ def prepare_table(
         raise ValidationError(
             f"`sensitive` must take at least two values; got {n_sensitive} in {sensitive!r}."
         )
+    if bins:
+        frame = bin_columns(frame, {c: v for c, v in bins.items() if c in cols})
+    binned = set(bins or {})
     if not force and len(frame) > 20:
+        # after binning: --bins rescues a continuous column that would look like an identifier
         ids = [c for c in cols if frame[c].nunique() == len(frame)]
         if ids:
             raise ValidationError(
                 f"observed column(s) {ids} have a distinct value in every record (identifiers "
-                "leak everything and cannot be estimated); drop them or pass --force."
+                "leak everything and cannot be estimated); drop them, bin them (--bins COL=k) "
+                "or pass --force."
             )
-    if bins:
-        frame = bin_columns(frame, {c: v for c, v in bins.items() if c in cols})
+    if len(frame) > 20:
+        near = [
+            c
+            for c in cols
+            if c not in binned and frame[c].nunique() >= NEAR_IDENTIFIER_SHARE * len(frame)
+        ]
+        for c in near:
+            share = frame[c].nunique() / len(frame)
+            warnings.warn(
+                f"observed column {c!r} has a distinct value in {share:.0%} of the records: it "
+                "is nearly an identifier (a record number or a sampling weight?); drop it or "
+                f"bin it (--bins {c}=k)",
+                PrivacyWarning,
+                stacklevel=3,
+            )
     if missing == "category":
         for c in cols:
             if not frame[c].isna().any():
@@ -88,4 +146,29 @@ def prepare_table(
                     "that missing becomes its own bin, or use --missing drop."
                 )
             frame[c] = frame[c].astype(object).where(frame[c].notna(), MISSING_LABEL).astype(str)
-    return frame.reset_index(drop=True), cols, summary
+    rows = frame.index.to_numpy(dtype=np.int64)
+    return frame.reset_index(drop=True), cols, summary, rows
+
+
+def prepare_table(
+    df: pd.DataFrame,
+    sensitive: str,
+    observed: Sequence[str] | None,
+    *,
+    bins: Mapping[str, BinSpec] | None = None,
+    missing: str = "error",
+    force: bool = False,
+) -> tuple[pd.DataFrame, list[str], dict[str, int]]:
+    """Check columns, apply the missing-value policy and the binning.
+
+    Returns the prepared frame (sensitive + observed columns only), the observed columns and a
+    summary ``{"n_input": ..., "n_dropped_missing": ...}``. Refuses, with one-line messages: a
+    missing column, a sensitive column with fewer than two values, missing values under
+    ``missing="error"``, and an observed column with a distinct value in every row (an
+    identifier) after binning, unless ``force``. Warns (:class:`PrivacyWarning`) about an
+    unbinned observed column with distinct values in two thirds of the records or more.
+    """
+    frame, cols, summary, _ = prepare_rows(
+        df, sensitive, observed, bins=bins, missing=missing, force=force
+    )
+    return frame, cols, summary

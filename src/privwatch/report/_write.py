@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import shutil
+import signal
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +18,11 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ValidationError
-from ..plotting import plot_lift_scatter, plot_tradeoff, save
 from ._audit import AuditResult
+from ._figures import plot_curve, plot_risk
 from ._html import render_report
 
-__all__ = ["OUTPUT_FILES", "check_writable", "write_audit"]
+__all__ = ["OUTPUT_FILES", "STAGING_PREFIX", "check_writable", "jsonable", "write_audit"]
 
 OUTPUT_FILES = (
     "scores.csv",
@@ -29,10 +33,32 @@ OUTPUT_FILES = (
     "lift.png",
     "report.html",
 )
+STAGING_PREFIX = ".privwatch-staging-"
 
 
-def check_writable(out: Path) -> None:
-    """Create ``out`` if needed and make sure files can be written there (before any work)."""
+def _clean_stale(out: Path) -> None:
+    for p in out.glob(STAGING_PREFIX + "*"):
+        shutil.rmtree(p, ignore_errors=True)
+    for p in out.glob(".privwatch-check-*"):
+        p.unlink(missing_ok=True)
+
+
+def check_writable(out: Path, overwrite: bool = True) -> None:
+    """Create ``out`` if needed and make sure files can be written there (before any work).
+
+    Staging folders an interrupted earlier run left behind are removed. With
+    ``overwrite=False`` a folder that already holds files is refused.
+    """
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValidationError(f"--out must be a writable folder; got the file {str(out)!r}.")
+    if out.is_dir():
+        _clean_stale(out)
+        if not overwrite and any(out.iterdir()):
+            raise ValidationError(
+                f"--out must be an empty or new folder; got {str(out)!r}, which holds files: "
+                "pass --overwrite to replace the outputs there."
+            )
     try:
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=out, prefix=".privwatch-check-"):
@@ -43,98 +69,125 @@ def check_writable(out: Path) -> None:
         ) from None
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """Plain JSON types: non-finite floats as the strings 'inf', '-inf', 'nan'."""
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [jsonable(v) for v in value.tolist()]
     if isinstance(value, (np.floating, float)):
         v = float(value)
         return v if math.isfinite(v) else ("inf" if v > 0 else "-inf" if v < 0 else "nan")
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
     if isinstance(value, np.integer):
         return int(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
     return value
 
 
+def leakage_payload(result: AuditResult) -> dict[str, Any]:
+    """The content of leakage.json (see :data:`privwatch.report.SCHEMA`)."""
+    payload = {
+        "stamp": result.stamp,
+        "settings": result.settings,
+        "summary": result.summary,
+        "epsilon": result.epsilon,
+        "epsilon_reason": result.epsilon_reason,
+        **result.leakage,
+        "warnings": result.warnings,
+        "tradeoff": result.tradeoff.to_dict(orient="list"),
+    }
+    out: dict[str, Any] = jsonable(payload)
+    return out
+
+
+class _Terminated(BaseException):
+    """SIGTERM turned into an exception, so that ``finally`` blocks clean up."""
+
+
+@contextlib.contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise _Terminated(f"terminated by signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM while the outputs are moved in (delivered right after)."""
+    sigs = {signal.SIGINT, signal.SIGTERM}
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def _plots(result: AuditResult, folder: Path) -> None:
-    curve = result.tradeoff
-    x = curve["optimal_epsilon"] if "optimal_epsilon" in curve else curve["gamma_bound"]
-    label = (
-        "exact lift-privacy level of the release (nats)"
-        if "optimal_epsilon" in curve
-        else "leakage bound gamma, Prop. 2 (nats)"
+    plot_curve(
+        result.tradeoff, result.watchdog.guarantee_.epsilon, result.epsilon, folder / "tradeoff.png"
     )
-    ax = plot_tradeoff(
-        {"watchdog release": (np.where(np.isfinite(x), x, np.nan), curve["utility_mi"])},
-        xlabel=label,
+    plot_risk(
+        result.scores["risk"].to_numpy(),
+        result.epsilon,
+        folder / "lift.png",
+        result.scores["flagged"].to_numpy(),
     )
-    ax.axvline(
-        result.watchdog.guarantee_.epsilon,
-        color="k",
-        ls="--",
-        lw=1,
-        label=f"chosen: epsilon = {result.epsilon:.3g}",
-    )
-    ax.legend(fontsize=8)
-    ax.set_title("Utility I(X;Y) against leakage over epsilon")
-    save(ax, folder / "tradeoff.png")
-    ll = result.log_lift
-    flags = result.scores["flagged"].to_numpy()
-    labels = [str(v) for v in result.watchdog.sensitive_labels_]
-    if ll.shape[1] == 2:
-        finite = np.isfinite(ll).all(axis=1)
-        ax = plot_lift_scatter(
-            ll[finite],
-            epsilon=result.epsilon,
-            highlight=flags[finite],
-            labels=(f"i({labels[0]}, x)", f"i({labels[1]}, x)"),
-        )
-        ax.set_title(
-            f"Log-lift of every record\n({int((~finite).sum())} with an infinite value not drawn)"
-        )
+
+
+def _with_rows(frame: pd.DataFrame, result: AuditResult) -> pd.DataFrame:
+    rows = result.input_rows
+    out = frame.copy()
+    if len(rows) == len(frame):
+        out.index = pd.Index(rows, name="record")
     else:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(6, 4))
-        risk = result.scores["risk"].to_numpy()
-        ax.hist(np.minimum(risk[np.isfinite(risk)], 10), bins=50)
-        ax.axvline(result.epsilon, color="k", ls="--", label=f"epsilon = {result.epsilon:.3g}")
-        ax.set_xlabel("risk max_s |i(s, x)| (nats)")
-        ax.set_ylabel("records")
-        ax.legend()
-    save(ax, folder / "lift.png")
+        out.index.name = "record"
+    return out
 
 
-def write_audit(result: AuditResult, out: Path) -> list[Path]:
+def write_audit(result: AuditResult, out: Path, overwrite: bool = True) -> list[Path]:
     """Write every output of the audit into ``out``.
 
-    Files are first written to a hidden staging folder beside ``out`` and moved in only when all
-    of them exist, ``report.html`` last, so a failure never leaves a set that looks complete.
+    Files are first written to a hidden staging folder inside ``out`` and moved in only when
+    all of them exist, ``report.html`` last, with SIGINT and SIGTERM held during the move; an
+    interruption (SIGINT, or SIGTERM, which is turned into an exception) or a failure removes
+    the staging folder, so nothing half-written survives. The ``record`` column of scores.csv
+    and release.csv is the row number of the record in the input (0-based), kept when rows
+    with missing values are dropped.
     """
-    check_writable(out)
-    staging = Path(tempfile.mkdtemp(prefix=".privwatch-staging-", dir=out))
-    try:
-        result.scores.to_csv(staging / "scores.csv", index_label="record")
-        result.release.to_csv(staging / "release.csv", index_label="record")
-        frontier = pd.DataFrame(result.leakage.get("frontier") or [])
-        frontier.to_csv(staging / "frontier.csv", index=False)
-        payload = {
-            "settings": result.settings,
-            "summary": result.summary,
-            "epsilon": result.epsilon,
-            "epsilon_reason": result.epsilon_reason,
-            **result.leakage,
-            "tradeoff": result.tradeoff.to_dict(orient="list"),
-        }
-        (staging / "leakage.json").write_text(json.dumps(_jsonable(payload), indent=2))
-        _plots(result, staging)
-        (staging / "report.html").write_text(render_report(result, staging), encoding="utf-8")
-        for name in OUTPUT_FILES:  # remove stale outputs first, then move report.html last
-            (out / name).unlink(missing_ok=True)
-        for name in OUTPUT_FILES:
-            os.replace(staging / name, out / name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    out = Path(out)
+    check_writable(out, overwrite)
+    with _sigterm_raises():
+        staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
+        try:
+            _with_rows(result.scores, result).to_csv(staging / "scores.csv")
+            _with_rows(result.release, result).to_csv(staging / "release.csv")
+            frontier = pd.DataFrame(result.leakage.get("frontier") or [])
+            frontier.to_csv(staging / "frontier.csv", index=False)
+            text = json.dumps(leakage_payload(result), indent=2)
+            (staging / "leakage.json").write_text(text, encoding="utf-8")
+            _plots(result, staging)
+            html = render_report(result, staging)
+            (staging / "report.html").write_text(html, encoding="utf-8")
+            with _signals_held():
+                for name in OUTPUT_FILES:  # remove stale outputs first, move report.html last
+                    (out / name).unlink(missing_ok=True)
+                for name in OUTPUT_FILES:
+                    os.replace(staging / name, out / name)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     return [out / name for name in OUTPUT_FILES]

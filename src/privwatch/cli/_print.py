@@ -1,0 +1,187 @@
+"""What the audit prints: findings first (verdict in colour and words), then the figures."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rich.table import Table
+
+from ..report import AuditResult, next_steps
+from ..report._words import fmt, pct, pct_ci
+from ._io import console
+
+__all__ = ["print_release", "print_watchdog", "summary_json"]
+
+
+def _classic_line(result: AuditResult) -> str | None:
+    classic = result.leakage.get("classic")
+    if not classic:
+        return None
+    rel = classic["release"]
+    t = rel["table"]
+    parts = [
+        f"k-anonymity {t['k_anonymity']['value']} (threshold {t['k_anonymity']['threshold']}: "
+        f"{'pass' if t['k_anonymity']['passes'] else 'fail'})"
+    ]
+    for attr, block in rel["sensitive"].items():
+        m = block["measures"]
+        parts.append(
+            f"{attr}: distinct l-diversity {m['distinct_l_diversity']['value']}, t-closeness "
+            f"{fmt(float(m['t_closeness']['value']), 2)}"
+        )
+    fails = sum(not e["passes"] for e in t.values()) + sum(
+        not e["passes"] for b in rel["sensitive"].values() for e in b["measures"].values()
+    )
+    total = len(t) + sum(len(b["measures"]) for b in rel["sensitive"].values())
+    return f"Classic measures of the release: {'; '.join(parts)}; {total - fails} of {total} pass."
+
+
+def _attack_line(result: AuditResult) -> list[str]:
+    attack = result.leakage.get("attack")
+    if not attack:
+        return []
+    lines = []
+    for attr, a in attack["attributes"].items():
+        lo, hi = a["risk_ci"]
+        verdict = "pass" if a["passes"] else "fail"
+        lines.append(
+            f"Inference attack on {attr}: right for {pct(a['success_targets'])} of released "
+            f"records vs {pct(a['success_control'])} of held-out ones; risk "
+            f"{fmt(float(a['risk']), 2)} (95 % {fmt(float(lo), 2)} to {fmt(float(hi), 2)}, "
+            f"threshold {fmt(float(a['threshold']), 2)}: {verdict}); best possible attacker "
+            f"{pct(a['bayes_success'])} vs {pct(a['prior_success'])} without the release."
+        )
+    return lines
+
+
+def print_release(result: AuditResult, proposed: bool) -> None:
+    """The verdict first (in colour and words), the next steps, then the release's figures."""
+    found = result.found
+    assert found is not None
+    n = found.n_records
+    if found.satisfied:
+        console.print("[bold green]MET[/]: the release meets the requested guarantee.")
+    else:
+        console.print("[bold red]NOT MET[/]: the release does not meet the requested guarantee.")
+        for reason in found.reasons:
+            console.print(f"  [red]- {reason}[/]", highlight=False, soft_wrap=True)
+        if found.alternatives:
+            console.print("Nearest feasible alternatives:")
+            for alt in found.alternatives:
+                console.print(f"  - {alt}", highlight=False, soft_wrap=True)
+    console.print(result.leakage["guarantee_in_words"], soft_wrap=True, highlight=False)
+    console.print("[bold]Next steps, cheapest first:[/]")
+    for i, step in enumerate(next_steps(result), 1):
+        console.print(f"  {i}. {step}", highlight=False, soft_wrap=True)
+    table = Table(title="privwatch audit")
+    table.add_column("")
+    table.add_column("value", justify="right")
+    held = found.held_out
+    rows = [
+        ("records", f"{n:,}"),
+        ("epsilon, disclosure", f"{fmt(found.epsilon, 3)} nats, {found.disclosure}"),
+        ("release", f"{found.method} recoding"),
+        (
+            "information kept",
+            f"{found.information_nats:.2f} of {found.information_input_nats:.2f} nats",
+        ),
+        ("records suppressed", f"{found.suppressed_records:,} of {n:,}"),
+        ("worst log-lift, in-sample", f"{fmt(found.max_log_lift, 3)} nats (exact)"),
+    ]
+    if held is not None:
+        lo, hi = held.breach_probability_ci
+        rows.append(
+            (
+                "held-out breach probability",
+                f"{pct(held.breach_probability, (hi - lo) / 2)} (95 % {pct_ci(lo, hi)})",
+            )
+        )
+    for name, value in rows:
+        table.add_row(name, value)
+    console.print(table)
+    for line in [_classic_line(result), *_attack_line(result)]:
+        if line:
+            console.print(line, highlight=False, soft_wrap=True)
+    if result.warnings:
+        console.print(
+            f"{len(result.warnings)} warning(s) raised during the run: in the report and "
+            "leakage.json.",
+            highlight=False,
+        )
+    if proposed:
+        console.print(
+            f"epsilon proposed: {fmt(result.epsilon, 3)} ({result.epsilon_reason}).",
+            soft_wrap=True,
+        )
+
+
+def print_watchdog(result: AuditResult, proposed: bool) -> None:
+    """The watchdog route (learned estimators, or --delta): its table and guarantee."""
+    g = result.watchdog.guarantee_
+    if result.satisfied:
+        console.print("[bold green]MET[/]: the release meets the requested guarantee.")
+    else:
+        console.print("[bold red]NOT MET[/]: the release does not meet the requested guarantee.")
+    table = Table(title="privwatch audit")
+    table.add_column("")
+    table.add_column("value", justify="right")
+    rows = [
+        ("records", f"{result.summary['n_records']:,}"),
+        ("epsilon (threshold)", f"{fmt(result.epsilon, 3)} nats"),
+        ("flagged records", f"{result.summary['n_flagged']:,} of {result.summary['n_records']:,}"),
+        ("lift-privacy level of the release", f"{fmt(g.epsilon, 3)} nats"),
+        ("breach probability (delta)", pct(g.delta)),
+    ]
+    before = result.leakage["before"]
+    if "mutual_information" in before:
+        rows.append(
+            (
+                "mutual information before -> after",
+                f"{fmt(before['mutual_information'], 3)} -> "
+                f"{fmt(result.leakage['after']['mutual_information'], 3)} nats",
+            )
+        )
+    utility = result.leakage["utility"]
+    value = utility.get("mutual_information", utility.get("utility_mi"))
+    if value is not None:
+        rows.append(("information kept", f"{fmt(float(value), 3)} nats"))
+    for name, val in rows:
+        table.add_row(name, val)
+    console.print(table)
+    line = _classic_line(result)
+    if line:
+        console.print(line, highlight=False, soft_wrap=True)
+    if proposed:
+        console.print(
+            f"epsilon proposed: {fmt(result.epsilon, 3)} ({result.epsilon_reason}).",
+            soft_wrap=True,
+        )
+    console.print(g.explain(), soft_wrap=True)
+
+
+def summary_json(result: AuditResult, out: str, files: list[str], seconds: float) -> dict[str, Any]:
+    """A short machine-readable summary for pipelines (``--json``); details in leakage.json."""
+    found = result.found
+    held = None if found is None or found.held_out is None else found.held_out
+    attack = result.leakage.get("attack", {}).get("attributes", {})
+    classic = result.leakage.get("classic", {}).get("release")
+    doc: dict[str, Any] = {
+        "status": result.leakage.get("status", "met"),
+        "reasons": result.leakage.get("reasons", []),
+        "epsilon": result.epsilon,
+        "n_records": result.summary["n_records"],
+        "n_suppressed": result.summary.get("n_suppressed"),
+        "held_out_breach_probability": None if held is None else held.breach_probability,
+        "classic_release_passes": None
+        if classic is None
+        else {k: v["passes"] for k, v in classic["table"].items()},
+        "attack_risk": {k: v["risk"] for k, v in attack.items()},
+        "warnings": [w["message"] for w in result.warnings],
+        "out": out,
+        "files": files,
+        "seconds": round(seconds, 2),
+    }
+    return {
+        k: (v if not isinstance(v, float) or math.isfinite(v) else str(v)) for k, v in doc.items()
+    }

@@ -1,0 +1,93 @@
+"""The report's figures. Every record is drawn: infinite risks in a marked bar at the edge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from ..plotting import plot_tradeoff, save
+
+__all__ = ["plot_curve", "plot_risk", "risk_counts"]
+
+
+def risk_counts(risk: np.ndarray) -> dict[str, int]:
+    """Records with a finite and with an infinite risk (they add up to N)."""
+    r = np.asarray(risk, dtype=float)
+    inf = int(np.isinf(r).sum())
+    return {"n": int(r.size), "finite": int(r.size - inf), "infinite": inf}
+
+
+def plot_risk(risk: np.ndarray, epsilon: float, path: Path, flagged: np.ndarray) -> None:
+    """Histogram of every record's risk; infinite risks in a hatched bar at the right edge.
+
+    Risk: the largest |log-lift| of the record's observed tuple over sensitive values (nats);
+    infinite where some sensitive value never occurs with the tuple (two-sided lift).
+    """
+    r = np.asarray(risk, dtype=float)
+    counts = risk_counts(r)
+    finite = r[np.isfinite(r)]
+    top = max(float(finite.max()) if finite.size else 1.0, float(epsilon)) * 1.05 + 1e-9
+    edges = np.linspace(0.0, top, 41)
+    width = edges[1] - edges[0]
+    _, ax = plt.subplots(figsize=(7, 3.8))
+    fl = np.asarray(flagged, dtype=bool)
+    fin = np.isfinite(r)
+    ax.hist(
+        [finite[~fl[fin]], finite[fl[fin]]],
+        bins=edges.tolist(),
+        stacked=True,
+        color=["tab:blue", "tab:orange"],
+        label=["within epsilon", "flagged (breaks epsilon)"],
+    )
+    edge_x = top + 2 * width
+    if counts["infinite"]:
+        ax.bar(
+            edge_x,
+            counts["infinite"],
+            width=2 * width,
+            color="tab:red",
+            hatch="//",
+            label=f"infinite risk: {counts['infinite']:,} records",
+        )
+        ax.axvline(top + 0.5 * width, color="tab:red", lw=1, ls=":")
+        ax.annotate(
+            f"inf\n{counts['infinite']:,}",
+            (edge_x, counts["infinite"]),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
+    ax.axvline(epsilon, color="k", ls="--", lw=1, label=f"epsilon = {epsilon:.3g} nats")
+    ax.set_xlim(0, edge_x + 2 * width)
+    ax.set_xlabel("risk: largest |log-lift| of the record's observed values (nats)")
+    ax.set_ylabel("records")
+    ax.set_title(
+        f"All {counts['n']:,} records: {counts['finite']:,} finite, "
+        f"{counts['infinite']:,} infinite (right edge)",
+        fontsize=10,
+    )
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    save(ax, path)
+
+
+def plot_curve(curve: Any, chosen: float, epsilon: float, path: Path) -> None:
+    """Utility against the exact privacy level of the release over the epsilon grid."""
+    x = curve["optimal_epsilon"] if "optimal_epsilon" in curve else curve["gamma_bound"]
+    label = (
+        "exact lift-privacy level of the release (nats)"
+        if "optimal_epsilon" in curve
+        else "leakage bound gamma, Prop. 2 (nats)"
+    )
+    ax = plot_tradeoff(
+        {"watchdog release": (np.where(np.isfinite(x), x, np.nan), curve["utility_mi"])},
+        xlabel=label,
+    )
+    ax.axvline(chosen, color="k", ls="--", lw=1, label=f"chosen: epsilon = {epsilon:.3g}")
+    ax.set_ylabel("information kept I(X;Y) (nats)")
+    ax.legend(fontsize=8)
+    ax.set_title("Information kept against privacy level, over epsilon")
+    save(ax, path)

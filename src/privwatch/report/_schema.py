@@ -1,0 +1,221 @@
+"""The published JSON Schema of ``leakage.json`` (draft 2020-12).
+
+Non-finite numbers are written as the strings ``"inf"``, ``"-inf"`` and ``"nan"`` (JSON has no
+infinity), so every number field accepts them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["SCHEMA"]
+
+_NUM: dict[str, Any] = {"$ref": "#/$defs/number"}
+_PROB: dict[str, Any] = {"$ref": "#/$defs/number"}
+_INTERVAL: dict[str, Any] = {"type": "array", "items": _NUM, "minItems": 2, "maxItems": 2}
+_JUDGED: dict[str, Any] = {
+    "type": "object",
+    "required": ["value", "threshold", "rule", "passes", "reference"],
+    "properties": {
+        "value": _NUM,
+        "threshold": _NUM,
+        "rule": {"enum": [">=", "<=", "<"]},
+        "passes": {"type": "boolean"},
+        "reference": {"type": "string"},
+    },
+}
+_CLASSIC: dict[str, Any] = {
+    "type": "object",
+    "required": ["n_records", "n_classes", "quasi_identifiers", "table", "sensitive"],
+    "properties": {
+        "n_records": {"type": "integer", "minimum": 1},
+        "n_classes": {"type": "integer", "minimum": 1},
+        "quasi_identifiers": {"type": "array", "items": {"type": "string"}},
+        "table": {
+            "type": "object",
+            "required": [
+                "k_anonymity",
+                "sample_uniques",
+                "prosecutor_risk_max",
+                "prosecutor_risk_mean",
+            ],
+            "additionalProperties": _JUDGED,
+        },
+        "sensitive": {
+            "type": "object",
+            "minProperties": 1,
+            "additionalProperties": {
+                "type": "object",
+                "required": ["n_values", "t_closeness_distance", "measures"],
+                "properties": {
+                    "n_values": {"type": "integer"},
+                    "t_closeness_distance": {"enum": ["equal", "ordered"]},
+                    "recursive_l": {"type": "integer"},
+                    "measures": {"type": "object", "additionalProperties": _JUDGED},
+                },
+            },
+        },
+    },
+}
+_ATTACK_ATTR: dict[str, Any] = {
+    "type": "object",
+    "required": [
+        "n_targets",
+        "n_control",
+        "success_targets",
+        "success_targets_ci",
+        "success_control",
+        "success_control_ci",
+        "baseline_success",
+        "risk",
+        "risk_ci",
+        "threshold",
+        "passes",
+        "reference",
+        "prior_success",
+        "bayes_success",
+        "bayes_passes",
+    ],
+    "properties": {
+        "n_targets": {"type": "integer", "minimum": 1},
+        "n_control": {"type": "integer", "minimum": 1},
+        "success_targets": _PROB,
+        "success_targets_ci": _INTERVAL,
+        "success_control": _PROB,
+        "success_control_ci": _INTERVAL,
+        "baseline_success": _PROB,
+        "risk": _PROB,
+        "risk_ci": _INTERVAL,
+        "threshold": _NUM,
+        "passes": {"type": "boolean"},
+        "reference": {"type": "string"},
+        "prior_success": _PROB,
+        "bayes_success": _PROB,
+        "bayes_passes": {"type": "boolean"},
+    },
+}
+
+#: JSON Schema of leakage.json, as written by :func:`privwatch.report.write_audit`.
+SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "https://privwatch.invalid/schemas/leakage-1.json",
+    "title": "privwatch leakage.json",
+    "type": "object",
+    "$defs": {
+        "number": {"anyOf": [{"type": "number"}, {"enum": ["inf", "-inf", "nan"]}]},
+    },
+    "required": [
+        "stamp",
+        "settings",
+        "summary",
+        "epsilon",
+        "epsilon_reason",
+        "guarantee",
+        "status",
+        "reasons",
+        "warnings",
+        "before",
+        "tradeoff",
+    ],
+    "properties": {
+        "stamp": {
+            "type": "object",
+            "required": [
+                "input_name",
+                "input_sha256",
+                "input_rows",
+                "input_columns",
+                "privwatch_version",
+                "date",
+            ],
+            "properties": {
+                "input_name": {"type": ["string", "null"]},
+                "input_sha256": {
+                    "anyOf": [{"type": "null"}, {"type": "string", "pattern": "^[0-9a-f]{64}$"}]
+                },
+                "input_rows": {"type": "integer", "minimum": 0},
+                "input_columns": {"type": "integer", "minimum": 0},
+                "privwatch_version": {"type": "string"},
+                "date": {
+                    "type": "string",
+                    "pattern": "^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$",
+                },
+            },
+        },
+        "settings": {
+            "type": "object",
+            "required": ["sensitive", "observed", "epsilon", "estimator", "rng"],
+        },
+        "summary": {
+            "type": "object",
+            "required": ["n_records", "n_input", "n_dropped_missing", "sensitive", "observed"],
+            "properties": {
+                "n_records": {"type": "integer", "minimum": 1},
+                "n_input": {"type": "integer", "minimum": 1},
+                "n_dropped_missing": {"type": "integer", "minimum": 0},
+                "n_flagged": {"type": "integer", "minimum": 0},
+                "n_suppressed": {"type": "integer", "minimum": 0},
+            },
+        },
+        "epsilon": _NUM,
+        "epsilon_reason": {"type": "string"},
+        "status": {"enum": ["met", "not_met"]},
+        "reasons": {"type": "array", "items": {"type": "string"}},
+        "alternatives": {"type": "array", "items": {"type": "string"}},
+        "guarantee": {"type": "object", "required": ["epsilon"]},
+        "guarantee_in_words": {"type": "string"},
+        "release": {
+            "type": "object",
+            "required": ["method", "generalisation", "suppressed_records", "n_records"],
+        },
+        "held_out": {
+            "anyOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "required": ["folds", "breach_probability", "breach_probability_ci"],
+                    "properties": {
+                        "folds": {"type": "integer", "minimum": 2},
+                        "breach_probability": _PROB,
+                        "breach_probability_ci": _INTERVAL,
+                    },
+                },
+            ]
+        },
+        "frontier": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["epsilon", "information_nats", "suppressed_share", "method"],
+            },
+        },
+        "before": {"type": "object", "additionalProperties": {"anyOf": [_NUM, {"type": "null"}]}},
+        "after": {"type": "object"},
+        "utility": {"type": "object"},
+        "classic": {
+            "type": "object",
+            "required": ["release", "input"],
+            "properties": {"release": _CLASSIC, "input": _CLASSIC},
+        },
+        "attack": {
+            "type": "object",
+            "required": ["design", "n_targets", "n_control", "attributes"],
+            "properties": {
+                "design": {"type": "string"},
+                "n_targets": {"type": "integer", "minimum": 1},
+                "n_control": {"type": "integer", "minimum": 1},
+                "control_unseen_tuples": {"type": "integer", "minimum": 0},
+                "attributes": {"type": "object", "additionalProperties": _ATTACK_ATTR},
+            },
+        },
+        "warnings": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["category", "message"],
+                "properties": {"category": {"type": "string"}, "message": {"type": "string"}},
+            },
+        },
+        "tradeoff": {"type": "object", "additionalProperties": {"type": "array"}},
+    },
+}
