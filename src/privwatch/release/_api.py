@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_nonnegative, check_positive_int, check_probability
+from ..engines import fold_of
 from ..exceptions import PrivwatchError, ValidationError
 from ._cells import DISCLOSURES, CountTable, LiftBox, cell_counts, group_rows
 from ._heldout import HeldOut, held_out_check
@@ -60,6 +61,7 @@ class ReleaseResult:
     released: pd.DataFrame = field(repr=False)
     records: pd.DataFrame = field(repr=False)
     hierarchies: dict[str, Hierarchy] = field(repr=False, default_factory=dict)
+    mapping: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``release`` / ``guarantee`` / ``held_out`` / ``frontier`` parts of leakage.json."""
@@ -90,14 +92,6 @@ class ReleaseResult:
             "held_out": None if self.held_out is None else self.held_out.to_dict(),
             "frontier": self.frontier,
         }
-
-
-def _fold_of(n: int, folds: int, seed: int) -> np.ndarray:
-    """Fold of each record: a seeded permutation of the row positions, dealt round-robin."""
-    order = np.random.default_rng(seed).permutation(n)
-    fold = np.empty(n, dtype=np.int64)
-    fold[order] = np.arange(n) % folds
-    return fold
 
 
 class _Fitter:
@@ -170,6 +164,7 @@ def find_release(
     frontier_epsilons: Sequence[float] | None = None,
     suggest: bool = True,
     confidence: float | None = None,
+    counts_column: str | None = None,
     rng: int = 0,
 ) -> ReleaseResult:
     """Search the most informative release of ``frame`` that meets epsilon-lift privacy.
@@ -188,6 +183,11 @@ def find_release(
     ``confidence`` (e.g. 0.9) makes the search demand that every cell also pass with the
     credible bounds of its sensitive shares (:class:`~privwatch.release.LiftBox`): smaller cells
     need a margin, which trades information for a guarantee that holds on held-out records.
+    ``counts_column`` names a column of record counts: ``frame`` is then a count table (one row
+    per observed tuple, sensitive value and, with ``folds``, a ``fold`` column), such as
+    :func:`privwatch.engines.count_table` returns from pandas, Polars, DuckDB, Spark or a
+    database, and the release is labelled back onto the records with
+    :func:`privwatch.engines.label_records` and :attr:`ReleaseResult.mapping`.
     ``frontier_epsilons`` (default: 0.25, 0.5, 1, 1.5, 2, 3 and ``epsilon``) are the points of
     the frontier of epsilon against information kept and records suppressed.
 
@@ -208,11 +208,25 @@ def find_release(
         raise ValidationError(f"columns {missing_cols} are not in the data.")
     if len(frame) == 0:
         raise ValidationError("the data must have at least one record; got none.")
-    hier = build_hierarchies(frame, observed, hierarchies)
+    weights = None
     n_folds = max(folds, 1)
-    fold = _fold_of(len(frame), n_folds, rng)
+    if counts_column is not None:  # a count table (one row per tuple, value and fold)
+        weights = frame[counts_column].to_numpy(dtype=float)
+        if folds >= 2 and "fold" not in frame.columns:
+            raise ValidationError("a count table needs a 'fold' column for the held-out check.")
+        fold = frame["fold"].to_numpy(dtype=np.int64) if folds >= 2 else np.zeros(len(frame), int)
+        if folds >= 2 and (fold.min() < 0 or fold.max() >= folds):
+            raise ValidationError(f"the count table's folds must lie in 0..{folds - 1}.")
+    else:
+        # the same fold of a row position as every engine computes (engines.fold_of)
+        fold = (
+            fold_of(np.arange(len(frame)), n_folds, rng)
+            if n_folds >= 2
+            else np.zeros(len(frame), dtype=np.int64)
+        )
+    hier = build_hierarchies(frame, observed, hierarchies, weights=weights)
     table, row_of = CountTable.from_frame(
-        frame, sens, observed, hier, folds=fold, n_folds=n_folds, useful=useful
+        frame, sens, observed, hier, folds=fold, n_folds=n_folds, useful=useful, weights=weights
     )
     space = ReleaseSpace(table, hier)
     total = table.total()
@@ -235,7 +249,15 @@ def find_release(
     held = None
     if folds >= 2:
         held = held_out_check(space, table, fitter.plan, box, rng=np.random.default_rng(rng))
-    released, records = _per_record(space, plan, row_of, total, box, epsilon)
+    per_tuple = _per_tuple(space, plan, total, box, epsilon)
+    released = per_tuple[list(observed)].iloc[row_of].reset_index(drop=True)
+    records = per_tuple.drop(columns=list(observed)).iloc[row_of].reset_index(drop=True)
+    first = np.full(len(per_tuple), -1, dtype=np.int64)
+    first[row_of[::-1]] = np.arange(len(row_of))[::-1]
+    original = frame[list(observed)].iloc[first].reset_index(drop=True)
+    mapping = pd.concat([original, per_tuple.add_prefix("release_")], axis=1).drop_duplicates(
+        subset=list(observed)
+    )
     suppressed = round(total[plan.suppressed].sum())
     reasons: list[str] = []
     if value <= 1e-9:
@@ -288,6 +310,7 @@ def find_release(
         released=released,
         records=records,
         hierarchies=hier,
+        mapping=mapping,
     )
     if reasons:
         warnings.warn("; ".join(reasons), ReleaseNotMetWarning, stacklevel=2)
@@ -310,21 +333,17 @@ def _generalisation(space: ReleaseSpace, plan: Plan, node: tuple[int, ...]) -> d
     return out
 
 
-def _per_record(
+def _per_tuple(
     space: ReleaseSpace,
     plan: Plan,
-    row_of: np.ndarray,
     total: np.ndarray,
     box: LiftBox,
     epsilon: float,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Released labels of every record, and each record's risk and advice."""
+) -> pd.DataFrame:
+    """Per tuple row: released labels, risk before generalisation, flag, suppression, the
+    released cell's log-lift, and the column whose generalisation lowers the risk most."""
     cols = space.table.observed
-    keys = space.keys(plan.levels, plan.suppressed)
-    labels = space.labels(keys)
-    released = pd.DataFrame(
-        {c: np.asarray(labels[j], dtype=object)[row_of] for j, c in enumerate(cols)}
-    )
+    labels = space.labels(space.keys(plan.levels, plan.suppressed))
     m = len(cols)
     base = np.zeros((total.shape[0], m), dtype=np.int64)
     base_cell, nb = group_rows(space.keys(base))
@@ -344,17 +363,14 @@ def _per_record(
     rel_cell, nr = release_cells(space, plan)
     rel_worst = box.worst(cell_counts(rel_cell, nr, total))[rel_cell]
     flagged = risk_row > epsilon + 1e-12
-    records = pd.DataFrame(
-        {
-            "risk": risk_row[row_of],
-            "flagged": flagged[row_of],
-            "suppressed": plan.suppressed[row_of],
-            "released_cell_log_lift": rel_worst[row_of],
-            "advice_column": np.where(flagged, best_col, "")[row_of],
-            "advice_risk": np.where(flagged, best_risk, np.nan)[row_of],
-        }
-    )
-    return released, records
+    out = pd.DataFrame({c: np.asarray(labels[j], dtype=object) for j, c in enumerate(cols)})
+    out["risk"] = risk_row
+    out["flagged"] = flagged
+    out["suppressed"] = plan.suppressed
+    out["released_cell_log_lift"] = rel_worst
+    out["advice_column"] = np.where(flagged, best_col, "")
+    out["advice_risk"] = np.where(flagged, best_risk, np.nan)
+    return out
 
 
 def _frontier(

@@ -85,6 +85,7 @@ class CountTable:
         folds: np.ndarray | None = None,
         n_folds: int = 1,
         useful: str | None = None,
+        weights: np.ndarray | None = None,
     ) -> tuple[CountTable, IntArray]:
         """Count ``frame``; also returns each record's tuple row (to label records later)."""
         keys = [hierarchies[c].codes(frame[c]) for c in observed]
@@ -99,7 +100,8 @@ class CountTable:
         s_codes, s_uniques = pd.factorize(pd.MultiIndex.from_frame(sens), sort=True)
         fold = np.zeros(len(frame), dtype=np.int64) if folds is None else folds
         counts = np.zeros((len(rows), len(s_uniques), n_folds))
-        np.add.at(counts, (row_of, s_codes, fold), 1.0)
+        w = np.ones(len(frame)) if weights is None else np.asarray(weights, dtype=float)
+        np.add.at(counts, (row_of, s_codes, fold), w)
         table = cls(
             tuple(observed),
             tuple(sensitive),

@@ -25,8 +25,27 @@ __all__ = ["SUPPRESSED", "Hierarchy", "auto_hierarchy", "parse_hierarchy_specs"]
 SUPPRESSED = "*"
 
 
+def numeric_or_none(values: pd.Series) -> pd.Series | None:
+    """``values`` as numbers when they all are (an object column of Python ints or floats, as an
+    engine's count table returns them), else None."""
+    if pd.api.types.is_bool_dtype(values):
+        return None
+    if pd.api.types.is_numeric_dtype(values):
+        return values
+    if values.dtype == object:
+        present = values.dropna()
+        if len(present) and all(
+            isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+            for v in present
+        ):
+            return pd.to_numeric(values)
+    return None
+
+
 def as_text(values: pd.Series) -> pd.Series:
     """Values as the text a hierarchy file holds: integral floats lose their ``.0``."""
+    numeric = numeric_or_none(values)
+    values = values if numeric is None else numeric
     if pd.api.types.is_float_dtype(values):
         finite = values.dropna()
         if len(finite) and np.all(np.mod(finite.to_numpy(), 1) == 0):
@@ -134,11 +153,12 @@ class Hierarchy:
         return cls(column, levels[0], levels)
 
 
-def _numeric_levels(values: pd.Series, n_levels: int) -> list[list[str]]:
+def _numeric_levels(values: pd.Series, n_levels: int, w: pd.Series) -> list[list[str]]:
     """Nested intervals by quantiles: ``n_levels`` cut sets, each a subset of the finer one."""
-    uniq = np.sort(values.dropna().unique().astype(float))
-    counts = values.value_counts()
-    weights = np.array([counts[v] for v in pd.Series(uniq).astype(values.dtype)], dtype=float)
+    keep = values.notna()
+    per_value = w[keep].groupby(values[keep].astype(float).to_numpy()).sum().sort_index()
+    uniq = per_value.index.to_numpy(dtype=float)
+    weights = per_value.to_numpy(dtype=float)
     cdf = np.cumsum(weights) / weights.sum()
     levels: list[list[str]] = []
     for k in (2**j for j in range(n_levels, 0, -1)):
@@ -166,24 +186,33 @@ def _num(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else f"{v:g}"
 
 
-def auto_hierarchy(values: pd.Series, column: str, *, max_levels: int = 4) -> Hierarchy:
+def auto_hierarchy(
+    values: pd.Series, column: str, *, max_levels: int = 4, weights: np.ndarray | None = None
+) -> Hierarchy:
     """A hierarchy built from the data.
 
     Numeric columns get nested quantile intervals (``2^k`` bins, halved at each level);
     categorical ones merge the rarest values first: level 1 keeps the values holding 95 % of
     the records and merges the rest into ``"other"``, level 2 the values holding 50 %, then ``*``.
+    ``weights`` (records per row, for a count table) weigh the quantiles and the shares.
     """
+    w = pd.Series(
+        np.ones(len(values)) if weights is None else np.asarray(weights, dtype=float),
+        index=values.index,
+    )
     text = as_text(values)
     uniq = pd.Index(pd.unique(text))
-    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+    numeric = numeric_or_none(values)
+    if numeric is not None:
+        values = numeric
         order = np.argsort(pd.Series(pd.unique(values)).astype(float).to_numpy(), kind="stable")
         raw = pd.Series(pd.unique(values)).iloc[order]
         uniq = pd.Index(as_text(raw))
-        coarse = _numeric_levels(values, max_levels - 1) if len(uniq) > 2 else []
+        coarse = _numeric_levels(values, max_levels - 1, w) if len(uniq) > 2 else []
         # each coarse level is over the sorted distinct values
         levels = [tuple(uniq), *(tuple(lv) for lv in coarse if len(set(lv)) < len(uniq))]
     else:
-        freq = text.value_counts()
+        freq = w.groupby(text.to_numpy()).sum().sort_values(ascending=False, kind="stable")
         uniq = pd.Index(freq.index)
         share = np.cumsum(freq.to_numpy()) / freq.sum()
         levels = [tuple(uniq)]
@@ -217,6 +246,8 @@ def build_hierarchies(
     frame: pd.DataFrame,
     observed: Sequence[str],
     files: Mapping[str, str | Path | Hierarchy] | None = None,
+    *,
+    weights: np.ndarray | None = None,
 ) -> dict[str, Hierarchy]:
     """One hierarchy per observed column: from ``files`` where given, built from the data else."""
     files = dict(files or {})
@@ -231,5 +262,5 @@ def build_hierarchies(
         elif given is not None:
             out[col] = Hierarchy.from_file(given, col)
         else:
-            out[col] = auto_hierarchy(frame[col], col)
+            out[col] = auto_hierarchy(frame[col], col, weights=weights)
     return out
