@@ -277,3 +277,34 @@ def test_release_from_an_engine_count_table_equals_the_pandas_release(tmp_path: 
     for c in "abc":
         assert labelled[f"release_{c}"].tolist() == from_frame.released[c].tolist()
     _ = hier
+
+
+def test_release_source_writes_every_record_through_the_engine(tmp_path: Path) -> None:
+    pytest.importorskip("duckdb")
+    from privwatch.release import release_source
+
+    df, hier = _random_table(8)
+    path = tmp_path / "in.parquet"
+    df.to_parquet(path)
+    out = tmp_path / "release.parquet"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReleaseNotMetWarning)
+        r = release_source(
+            str(path),
+            "s",
+            list("abc"),
+            epsilon=0.5,
+            engine="duckdb",
+            out=out,
+            folds=0,
+            hierarchies=hier,
+            frontier_epsilons=[],
+        )
+        direct = find_release(
+            df, "s", list("abc"), epsilon=0.5, folds=0, hierarchies=hier, frontier_epsilons=[]
+        )
+    written = pd.read_parquet(out)
+    assert len(written) == len(df)
+    for c in "abc":
+        assert written[f"release_{c}"].tolist() == direct.released[c].tolist()
+    assert r.information_nats == pytest.approx(direct.information_nats)

@@ -13,6 +13,7 @@ from ._cells import LiftBox
 from ._classic import CLASSIC_THRESHOLDS, ClassicReport, classic_counts, classic_report
 from ._heldout import HeldOut
 from ._hierarchy import SUPPRESSED, Hierarchy, auto_hierarchy, parse_hierarchy_specs
+from ._source import release_source
 
 __all__: list[str] = [
     "CLASSIC_THRESHOLDS",
@@ -31,5 +32,6 @@ __all__: list[str] = [
     "find_release",
     "inference_attack",
     "parse_hierarchy_specs",
+    "release_source",
     "wilson_interval",
 ]
