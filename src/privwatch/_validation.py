@@ -17,6 +17,7 @@ from .exceptions import ValidationError
 __all__ = [
     "DEFAULT_ATOL",
     "check_alpha",
+    "check_atol",
     "check_channel",
     "check_mask",
     "check_nonnegative",
@@ -38,20 +39,38 @@ def _short(value: Any) -> str:
 
 
 def _as_float_array(x: ArrayLike, name: str) -> NDArray[np.float64]:
+    """``x`` as float64; complex, boolean-free object and string input is refused (never cast)."""
     try:
-        arr = np.asarray(x, dtype=np.float64)
+        raw = np.asarray(x)
     except (TypeError, ValueError):
         raise ValidationError(f"`{name}` must be an array of numbers; got {_short(x)}.") from None
-    return arr
+    if raw.dtype.kind == "c":
+        raise ValidationError(
+            f"`{name}` must be an array of real numbers; got complex dtype {raw.dtype}."
+        )
+    if raw.dtype.kind not in "biuf" and (
+        raw.dtype.kind != "O" or not all(isinstance(v, numbers.Real) for v in raw.flat)
+    ):
+        raise ValidationError(
+            f"`{name}` must be an array of numbers; got dtype {raw.dtype} ({_short(x)})."
+        )
+    return np.asarray(raw, dtype=np.float64)
 
 
 def _check_entries(arr: NDArray[np.float64], name: str) -> None:
     if arr.size == 0 or 0 in arr.shape:
         raise ValidationError(f"`{name}` must not be empty; got shape {arr.shape}.")
-    total = float(arr.sum())
-    if not math.isfinite(total):
-        bad = arr[~np.isfinite(arr)].flat[0]
+    finite = np.isfinite(arr)
+    if not finite.all():
+        bad = arr[~finite].flat[0]
         raise ValidationError(f"`{name}` must have finite entries; got {bad}.")
+    with np.errstate(over="ignore"):
+        total = float(arr.sum())
+    if not math.isfinite(total):
+        raise ValidationError(
+            f"`{name}` must have a finite sum; got entries up to {float(arr.max())!r} whose "
+            "sum overflows float64."
+        )
     lowest = float(arr.min())
     if lowest < 0:
         raise ValidationError(f"`{name}` must have non-negative entries; got {lowest}.")
@@ -65,6 +84,7 @@ def check_pmf(
     ``ndim`` fixes the number of axes (None: any). The entries must be finite, non-negative and
     sum to 1 within ``atol``.
     """
+    check_atol(atol)
     arr = _as_float_array(p, name)
     if ndim is not None and arr.ndim != ndim:
         raise ValidationError(
@@ -83,6 +103,7 @@ def check_channel(
     k: ArrayLike, name: str = "k", *, n_inputs: int | None = None, atol: float = DEFAULT_ATOL
 ) -> NDArray[np.float64]:
     """Return ``k`` as a row-stochastic float array ``k[x, y]`` (rows = input, columns = output)."""
+    check_atol(atol)
     arr = _as_float_array(k, name)
     if arr.ndim != 2:
         raise ValidationError(f"`{name}` must be a 2-dimensional array; got shape {arr.shape}.")
@@ -101,9 +122,21 @@ def check_channel(
     return arr
 
 
+def check_atol(atol: Any, name: str = "atol") -> float:
+    """A tolerance: a non-negative finite number below 1 (NaN would disable every sum check)."""
+    x = _real(atol, name, "a non-negative finite number below 1")
+    if not (0.0 <= x < 1.0):
+        raise ValidationError(
+            f"`{name}` must be a non-negative finite number below 1; got {_short(atol)}."
+        )
+    return x
+
+
 def check_mask(mask: ArrayLike, size: int, name: str = "mask") -> NDArray[np.bool_]:
     """Return ``mask`` as a boolean vector of length ``size``."""
     arr = np.asarray(mask)
+    if arr.dtype.kind not in "biuf":
+        raise ValidationError(f"`{name}` must be boolean; got dtype {arr.dtype}.")
     if arr.ndim != 1 or arr.shape[0] != size:
         raise ValidationError(
             f"`{name}` must be a boolean vector of length {size}; got shape {arr.shape}."
@@ -156,10 +189,10 @@ def check_open_fraction(value: Any, name: str) -> float:
 
 
 def check_positive_int(value: Any, name: str) -> int:
-    """A positive int (epochs, batch sizes, grid cells, ...)."""
-    if not (isinstance(value, int) and value >= 1):
-        raise ValidationError(f"`{name}` must be a positive int; got {value!r}.")
-    return value
+    """A positive int (epochs, batch sizes, grid cells, ...); numpy integers are accepted."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValidationError(f"`{name}` must be a positive int; got {_short(value)}.")
+    return int(value)
 
 
 def check_cost_matrix(
@@ -167,7 +200,7 @@ def check_cost_matrix(
 ) -> NDArray[np.float64]:
     """A finite non-negative 2-d cost table (distortions d[y, z], distances d[w, z]); with
     ``n_rows``, exactly that many rows (``rows`` says what one row stands for)."""
-    d = np.asarray(matrix, dtype=np.float64)
+    d = _as_float_array(matrix, name)
     if (
         d.ndim != 2
         or (n_rows is not None and d.shape[0] != n_rows)
@@ -185,7 +218,7 @@ def check_planar_points(
     points: ArrayLike, name: str, *, allow_empty: bool = False, unit: str = " of metres"
 ) -> NDArray[np.float64]:
     """A finite (n, 2) float array of planar coordinates (non-empty unless ``allow_empty``)."""
-    pts = np.asarray(points, dtype=np.float64)
+    pts = _as_float_array(points, name)
     if (
         pts.ndim != 2
         or pts.shape[1] != 2

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-__all__ = ["NotFittedError", "PrivacyWarning", "PrivwatchError", "ValidationError"]
+__all__ = [
+    "MemoryBudgetError",
+    "NotFittedError",
+    "PrivacyWarning",
+    "PrivwatchError",
+    "TamperedFileError",
+    "ValidationError",
+]
 
 
 class PrivwatchError(Exception):
@@ -15,6 +22,16 @@ class ValidationError(PrivwatchError, ValueError):
     Subclasses :class:`ValueError` so that generic ``except ValueError`` code keeps working.
     The message always names the argument and the offending value.
     """
+
+
+class MemoryBudgetError(ValidationError):
+    """An allocation sized by user input or a loaded file would exceed the memory budget
+    (``PRIVWATCH_MAX_MEMORY``); the message says how much it would take."""
+
+
+class TamperedFileError(PrivwatchError, ValueError):
+    """A saved model file is truncated, corrupted or tampered with: its schema (kind, version,
+    shapes, dtypes, ranges) does not hold, or the SHA-256 of its tensors does not match."""
 
 
 class NotFittedError(PrivwatchError, AttributeError):

@@ -24,6 +24,57 @@ def _scaled_power_sum(cols: FloatArray, weights: FloatArray, alpha: float) -> Fl
     return np.asarray(peak * np.power(inner, 1.0 / alpha), dtype=np.float64)
 
 
+#: Within this distance of alpha = 1 the orders are evaluated in the expm1/log1p form below.
+_NEAR_ONE = 0.5
+
+
+def _log_mean_power(weights: FloatArray, values: FloatArray, b: float, axis: int = 0) -> FloatArray:
+    """``log sum_i w_i v_i**b`` (weights summing to 1 along ``axis``) without cancellation for
+    small ``b``: the first-order series term ``b sum_i w_i log v_i`` is carried exactly by
+    ``log1p(sum_i w_i expm1(b log v_i))``; entries with zero weight are skipped."""
+    live = weights > 0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        logs = np.where(live, np.log(np.where(live, values, 1.0)), 0.0)
+        terms = np.where(live, weights * np.expm1(b * logs), 0.0)
+    return np.asarray(np.log1p(terms.sum(axis=axis)), dtype=np.float64)
+
+
+def _sibson_near_one(arr: FloatArray, a: float) -> float:
+    """Sibson's MI for |alpha - 1| <= 1/2 as (alpha/(alpha-1)) log1p(...): with b = alpha - 1,
+    (sum_s p_s p(x|s)^alpha)^(1/alpha) = p(x) exp(v_x), v_x = (log M_x - b log p(x)) / alpha,
+    M_x = sum_s P(s|x) p(x|s)^b, and log sum_x p(x) exp(v_x) = log1p(sum_x p(x) expm1(v_x)).
+    Every piece is O(b) and computed to relative precision, so the ratio keeps full accuracy as
+    alpha -> 1 (where the direct formula loses all digits to cancellation)."""
+    b = a - 1.0
+    arr = arr / arr.sum()
+    p_s, p_x = marginals(arr)
+    cols = p_x > 0
+    joint = arr[:, cols]
+    px = p_x[cols]
+    post = joint / px[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cond = np.where(p_s[:, None] > 0, joint / np.where(p_s > 0, p_s, 1.0)[:, None], 0.0)
+    log_m = _log_mean_power(post, cond, b, axis=0)
+    v = (log_m - b * np.log(px)) / a
+    log_total = float(np.log1p(np.sum(px * np.expm1(v))))
+    return a / b * log_total
+
+
+def _arimoto_near_one(arr: FloatArray, a: float) -> float:
+    """Arimoto's MI for |alpha - 1| <= 1/2 in the same expm1/log1p form: with b = alpha - 1,
+    ||p(., x)||_alpha = p(x) exp(w_x), w_x = log(sum_s P(s|x) P(s|x)^b) / alpha, and
+    log ||P_S||_alpha = log(sum_s p_s p_s^b) / alpha."""
+    b = a - 1.0
+    arr = arr / arr.sum()
+    p_s, p_x = marginals(arr)
+    cols = p_x > 0
+    post = arr[:, cols] / p_x[cols][None, :]
+    w = _log_mean_power(post, post, b, axis=0) / a
+    log_num = float(np.log1p(np.sum(p_x[cols] * np.expm1(w))))
+    log_den = float(_log_mean_power(p_s[:, None], p_s[:, None], b, axis=0)[0]) / a
+    return a / b * (log_num - log_den)
+
+
 def _column_max_of_conditional(p: FloatArray) -> FloatArray:
     """``max_s P_{X|S}(x|s)`` per column x, over sensitive values of positive probability.
 
@@ -85,6 +136,8 @@ def sibson_mi(
         value = _mi_nats(arr)
     elif math.isinf(a):
         value = _max_leakage_nats(arr)
+    elif abs(a - 1.0) <= _NEAR_ONE:
+        value = max(0.0, _sibson_near_one(arr, a))
     else:
         p_s, _ = marginals(arr)
         rows = p_s > 0
@@ -118,6 +171,8 @@ def arimoto_mi(
         value = _mi_nats(arr)
     elif math.isinf(a):
         value = math.log(float(arr.max(axis=0).sum()) / float(p_s.max()))
+    elif abs(a - 1.0) <= _NEAR_ONE:
+        value = _arimoto_near_one(arr, a)
     else:
         ones = np.ones(arr.shape[0])
         # E_X ||P_{S|X}(.|X)||_alpha = sum_x ||p(., x)||_alpha

@@ -25,7 +25,8 @@ def guessing_probability(p: ArrayLike, *, atol: float = DEFAULT_ATOL) -> float:
     >>> guessing_probability([[0.4, 0.1], [0.1, 0.4]])
     0.8
     """
-    return float(check_pmf(p, atol=atol).max(axis=0).sum())
+    # a pmf summing to 1 within atol can give a column-max sum a rounding above 1
+    return min(1.0, float(check_pmf(p, atol=atol).max(axis=0).sum()))
 
 
 def bayes_error(p: ArrayLike, *, atol: float = DEFAULT_ATOL) -> float:
@@ -36,7 +37,7 @@ def bayes_error(p: ArrayLike, *, atol: float = DEFAULT_ATOL) -> float:
     >>> round(bayes_error([[0.4, 0.1], [0.1, 0.4]]), 12)
     0.2
     """
-    return 1.0 - guessing_probability(p, atol=atol)
+    return max(0.0, 1.0 - guessing_probability(p, atol=atol))
 
 
 def bayes_leakage(p: ArrayLike, *, base: float | None = None, atol: float = DEFAULT_ATOL) -> float:

@@ -90,4 +90,11 @@ def f_information(p: ArrayLike, f: str | FFunction = "kl", *, atol: float = DEFA
             f"`f` must be vectorised (return an array shaped like its input); got shape "
             f"{values.shape} for input {lift.shape}."
         )
-    return float(p_s @ values @ p_x)
+    if np.isnan(values).any():
+        raise ValidationError("`f` must return numbers for every lift in [0, inf); got NaN.")
+    value = float(p_s @ values @ p_x)
+    if isinstance(f, str):
+        # The named generators are convex with f(1) = 0, so I_f >= 0 by Jensen's inequality;
+        # a rounding residue such as -5.7e-17 is reported as the exact 0 it stands for.
+        value = max(0.0, value)
+    return value

@@ -119,6 +119,9 @@ def optimal_privacy_mechanism(
             f"`delta` must allow at least one mechanism; got {budget!r}, below the least "
             f"expected distortion {cheapest!r}."
         )
+    # A budget above the dearest mechanism's distortion constrains nothing; clamping it keeps
+    # the conic solver's data well scaled (delta = 1e13 made CLARABEL fail).
+    budget = min(budget, float(cost.max(axis=1).sum()))
     n_z = d.shape[1]
     k = cp.Variable((n_w, n_z), nonneg=True)
     p_xz = p_wx.T @ k
