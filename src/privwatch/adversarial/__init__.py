@@ -16,6 +16,7 @@ from ._families import (
 from ._mi import batch_mutual_information
 from ._obfuscator import IterationRecord, Obfuscator
 from ._ppan import PPAN, gaussian_mi
+from ._runtime import GraphFallbackWarning
 
 __all__ = [
     "PPAN",
@@ -23,6 +24,7 @@ __all__ = [
     "FactoredMechanism",
     "GaussianAdversary",
     "GaussianMechanism",
+    "GraphFallbackWarning",
     "IterationRecord",
     "MatrixMechanism",
     "Obfuscator",

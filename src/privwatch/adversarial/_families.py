@@ -106,7 +106,7 @@ class GaussianMechanism(nn.Module):  # type: ignore[misc,name-defined]
     def release(self, w: Any, generator: Any = None) -> Any:
         out = self.net(w)
         mu, log_sigma = out[:, : self.n_out], out[:, self.n_out :]
-        eps = torch.randn(mu.shape, generator=generator)
+        eps = torch.randn(mu.shape, generator=generator, device=mu.device)
         return mu + torch.exp(log_sigma) * eps
 
 
@@ -130,7 +130,7 @@ class SeedNoiseMechanism(nn.Module):  # type: ignore[misc,name-defined]
         self.noise_dim = noise_dim
 
     def release(self, w: Any, generator: Any = None) -> Any:
-        u = 2 * torch.rand((w.shape[0], self.noise_dim), generator=generator) - 1
+        u = 2 * torch.rand((w.shape[0], self.noise_dim), generator=generator, device=w.device) - 1
         return self.net(torch.cat([w, u], dim=1))
 
 
@@ -180,9 +180,13 @@ def hamming(table: Any) -> Any:
     """Distortion for finite alphabets from a ``d[y, z]`` table (e.g. 1 - eye(m) for
     Pr[Y != Z]): returns ``d(y, z_probs)`` = expected distortion per sample under P(z | w)."""
     d = torch.as_tensor(table, dtype=torch.float32)
+    on_device = {d.device: d}  # the table copied once to each device it is used on
 
     def distortion(y: Any, z: Any) -> Any:
-        return (z * d[y]).sum(dim=1)
+        table_z = on_device.get(z.device)
+        if table_z is None:
+            table_z = on_device[z.device] = d.to(z.device)
+        return (z * table_z[y]).sum(dim=1)
 
     return distortion
 

@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._base import ParamsMixin, check_is_fitted
+from .._device import DeviceLike, resolve_device
 from .._rng import RNGLike, check_rng
 from .._validation import (
     check_open_fraction,
@@ -25,11 +26,13 @@ from .._validation import (
     check_positive,
     check_positive_int,
 )
-from ..estimators._torch_utils import adam, mlp, require_torch, torch_generator
+from ..estimators._torch_utils import adam, mlp, require_torch
 from ..exceptions import ValidationError
+from ._clf_rounds import ClassifierRounds
 from ._exact import train_against_bayes
 from ._generators import GENERATORS, make_generator
 from ._mi import batch_mutual_information
+from ._runtime import build_seeded, device_generator, module_device, reinit_linear
 
 __all__ = ["Obfuscator"]
 
@@ -116,7 +119,17 @@ class Obfuscator(ParamsMixin):
     progress : bool
         Show a progress bar (current held-out accuracy and displacement).
     rng : int, Generator or None
-        Seeds the split, the initial weights and every seed draw.
+        Seeds the split, the initial weights and every seed draw (local generators only:
+        torch's and NumPy's global states are left as they were).
+    device : {"cpu", "cuda", "cuda:N", "auto"} or torch.device
+        Where the networks and the data live during :meth:`fit` (moved there once; the seed
+        draws come from a generator on that device). :meth:`sample` returns NumPy arrays; a
+        saved model loads on a machine without a GPU.
+    cuda_graph : bool
+        On CUDA, run each classifier epoch of Algorithm 1 as one captured CUDA graph (static
+        buffers, Adam state on the device, reset in place each round); falls back to eager
+        execution with a :class:`~privwatch.adversarial.GraphFallbackWarning` saying why.
+        Ignored on the CPU.
 
     Attributes
     ----------
@@ -156,6 +169,8 @@ class Obfuscator(ParamsMixin):
         progress: bool = False,
         callback: Callable[[IterationRecord, Obfuscator], None] | None = None,
         rng: RNGLike = None,
+        device: DeviceLike = "cpu",
+        cuda_graph: bool = True,
     ) -> None:
         self.budget = budget
         self.loss = loss
@@ -182,6 +197,8 @@ class Obfuscator(ParamsMixin):
         self.progress = progress
         self.callback = callback
         self.rng = rng
+        self.device = device
+        self.cuda_graph = cuda_graph
 
     # ------------------------------------------------------------------ checks
     def _validate(self) -> None:
@@ -242,8 +259,10 @@ class Obfuscator(ParamsMixin):
         if len(self.users_) < 2:
             raise ValidationError(f"`users` must hold at least 2 users; got {len(self.users_)}.")
         g = check_rng(self.rng)
-        tg = torch_generator(g)
-        torch.manual_seed(int(g.integers(0, 2**62)))
+        dev = resolve_device(self.device)
+        tg = device_generator(g, dev)
+        tinit = torch.Generator()  # the initial weights, drawn on the CPU for every device
+        tinit.manual_seed(int(g.integers(0, 2**62)))
         n_users = len(self.users_)
         # stratified validation split
         val = np.zeros(len(pts), dtype=bool)
@@ -258,34 +277,53 @@ class Obfuscator(ParamsMixin):
 
         centre = pts.mean(axis=0)
         scale = float(np.sqrt(((pts - centre) ** 2).sum(axis=1).mean())) or 1.0
-        gen = make_generator(
-            self.generator,
-            tuple(self.generator_hidden),
-            noise_dim=self.noise_dim,
-            anchor_grid=self.anchor_grid,
-            centre=centre,
-            scale=scale,
-            epsilon=float(self.init_epsilon or 20.0 / float(self.budget)),
-            budget=float(self.budget),
-            points=w_tr,
+        gen = build_seeded(
+            lambda: make_generator(
+                self.generator,
+                tuple(self.generator_hidden),
+                noise_dim=self.noise_dim,
+                anchor_grid=self.anchor_grid,
+                centre=centre,
+                scale=scale,
+                epsilon=float(self.init_epsilon or 20.0 / float(self.budget)),
+                budget=float(self.budget),
+                points=w_tr,
+            ),
+            None,
         )
+        reinit_linear(gen, tinit)
+        with torch.no_grad():  # h starts at zero: G0 is exactly its initial release
+            gen.net[-1].weight.zero_()
+            gen.net[-1].bias.zero_()
+        gen.to(dev)
+        w_tr, x_tr, w_va, x_va = (t.to(dev) for t in (w_tr, x_tr, w_va, x_va))
         target = (1.0 - self.margin) * float(self.budget)
         self._centre, self._scale = centre, scale
         self.history_: list[IterationRecord] = []
         if self.attacker == "bayes":  # no classifier: the exact posterior is the attacker
             return self._fit_bayes(gen, (w_tr, x_tr), (w_va, x_va), n_users, target)
-        clf0 = mlp(2, tuple(self.classifier_hidden), n_users)
+        clf0 = build_seeded(lambda: mlp(2, tuple(self.classifier_hidden), n_users), None)
+        reinit_linear(clf0, tinit)  # the draws torch's default init made before Glorot's
         for layer in clf0:
             if isinstance(layer, torch.nn.Linear):  # Glorot, as the paper's C0
-                torch.nn.init.xavier_uniform_(layer.weight)
+                torch.nn.init.xavier_uniform_(layer.weight, generator=tinit)
                 torch.nn.init.zeros_(layer.bias)
+        clf0.to(dev)
         c0_state = copy.deepcopy(clf0.state_dict())
         clf = clf0
+        rounds = ClassifierRounds(
+            clf,
+            c0_state,
+            lr=self.classifier_lr,
+            epochs=self.classifier_epochs,
+            batch_size=self.classifier_batch_size,
+            graph=bool(self.cuda_graph),
+        )
         g_opt = adam(gen.parameters(), self.generator_lr)
 
         def release(w: Any, hits: int) -> tuple[Any, Any]:
             w_rep = w.repeat(hits, 1)
-            u = torch.rand((len(w_rep), self.noise_dim), generator=tg)
+            u = torch.rand((len(w_rep), self.noise_dim), generator=tg, device=dev)
             with torch.no_grad():
                 return gen(w_rep, u), w_rep
 
@@ -300,10 +338,9 @@ class Obfuscator(ParamsMixin):
             task = bar.add_task("obfuscator", total=self.max_iter)
             for it in range(1, self.max_iter + 1):
                 # C_i = train(C_0, G_{i-1}(train))
-                clf.load_state_dict(c0_state)
                 z_tr, _ = release(w_tr, self.hits)
                 x_rep = x_tr.repeat(self.hits)
-                self._train_classifier(torch, clf, z_tr, x_rep, tg)
+                rounds.train(self._normalize(torch, z_tr), x_rep, tg)  # C_0 reset inside
                 z_va, w_va_rep = release(w_va, self.hits)
                 x_va_rep = x_va.repeat(self.hits)
                 val_acc = accuracy(z_va, x_va_rep)
@@ -338,6 +375,7 @@ class Obfuscator(ParamsMixin):
                     break
                 # G_i = generator trained against C_i
                 self._train_generator(torch, gen, clf, g_opt, w_tr, x_tr, target, n_users, tg)
+        self.cuda_graph_ = rounds.graph is not None
         return self._finish(gen, best_state, best_it, best_acc)
 
     def _finish(self, gen: Any, state: dict[str, Any], it: int, acc: float) -> Obfuscator:
@@ -385,21 +423,8 @@ class Obfuscator(ParamsMixin):
         return self._finish(gen, state, it, acc)
 
     def _normalize(self, torch: Any, z: Any) -> Any:
-        return (z - torch.as_tensor(self._centre, dtype=torch.float32)) / self._scale
-
-    def _train_classifier(self, torch: Any, clf: Any, z: Any, x: Any, tg: Any) -> None:
-        opt = torch.optim.Adam(clf.parameters(), lr=self.classifier_lr)
-        zn = self._normalize(torch, z)
-        clf.train()
-        for _ in range(self.classifier_epochs):
-            order = torch.randperm(len(zn), generator=tg)
-            for lo in range(0, len(zn), self.classifier_batch_size):
-                idx = order[lo : lo + self.classifier_batch_size]
-                loss = torch.nn.functional.cross_entropy(clf(zn[idx]), x[idx])
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-        clf.eval()
+        centre = torch.as_tensor(self._centre, dtype=torch.float32, device=z.device)
+        return (z - centre) / self._scale
 
     def _train_generator(
         self,
@@ -417,11 +442,11 @@ class Obfuscator(ParamsMixin):
             p.requires_grad_(False)
         gen.train()
         for _ in range(self.generator_epochs):
-            order = torch.randperm(len(w), generator=tg)
+            order = torch.randperm(len(w), generator=tg, device=w.device)
             for lo in range(0, len(w), self.generator_batch_size):
                 idx = order[lo : lo + self.generator_batch_size]
                 wb, xb = w[idx], x[idx]
-                u = torch.rand((len(wb), self.noise_dim), generator=tg)
+                u = torch.rand((len(wb), self.noise_dim), generator=tg, device=wb.device)
                 pred, dist, ce = gen.loss_terms(wb, u, xb, lambda z: clf(self._normalize(torch, z)))
                 utility = torch.nn.functional.softplus(dist.mean() - target)
                 if self.loss == "mutual_information":
@@ -443,11 +468,12 @@ class Obfuscator(ParamsMixin):
         check_is_fitted(self, "generator_")
         torch = require_torch()
         pts = check_planar_points(points, "points")
-        tg = torch_generator(check_rng(rng))
-        u = torch.rand((len(pts), self.noise_dim), generator=tg)
+        dev = module_device(self.generator_)
+        tg = device_generator(check_rng(rng), dev)
+        u = torch.rand((len(pts), self.noise_dim), generator=tg, device=dev)
         with torch.no_grad():
-            z = self.generator_(torch.as_tensor(pts, dtype=torch.float32), u)
-        return np.asarray(z.double().numpy(), dtype=np.float64)
+            z = self.generator_(torch.as_tensor(pts, dtype=torch.float32, device=dev), u)
+        return np.asarray(z.double().cpu().numpy(), dtype=np.float64)
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path) -> None:
@@ -472,7 +498,9 @@ class Obfuscator(ParamsMixin):
             "history": [r.to_dict() for r in self.history_],
         }
         Path(path).write_text(json.dumps(state))
-        tensors = {k: v.contiguous() for k, v in self.generator_.state_dict().items()}
+        tensors = {
+            k: v.detach().cpu().contiguous() for k, v in self.generator_.state_dict().items()
+        }
         save_file(tensors, str(path) + ".safetensors")
 
     @classmethod

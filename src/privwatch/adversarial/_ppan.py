@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._base import ParamsMixin, check_is_fitted
+from .._device import DeviceLike, resolve_device
 from .._rng import RNGLike, check_rng
 from .._validation import (
     check_cost_matrix,
@@ -17,8 +18,9 @@ from .._validation import (
     check_positive,
     check_positive_int,
 )
-from ..estimators._torch_utils import adam, require_torch, torch_generator
+from ..estimators._torch_utils import adam, require_torch
 from ..exceptions import ValidationError
+from ._runtime import build_seeded, device_generator, module_device
 
 __all__ = ["PPAN", "gaussian_mi"]
 
@@ -83,9 +85,9 @@ class PPAN(ParamsMixin):
     mechanism, adversary : torch modules
         From :mod:`privwatch.adversarial` (``MatrixMechanism``, ``GaussianMechanism``,
         ``SeedNoiseMechanism``; ``CategoricalAdversary``, ``GaussianAdversary``) or your own
-        with the same methods. Their initial weights come from torch's global generator: call
-        ``torch.manual_seed`` before building them for a reproducible run (``rng`` seeds the
-        batches and the release noise).
+        with the same methods (their initial weights are yours; :meth:`finite` seeds them from
+        ``rng`` without touching torch's global generator; ``rng`` seeds the batches and the
+        release noise through a local ``torch.Generator`` on ``device``).
     distortion : callable
         ``distortion(y, z)`` per sample (``hamming(table)``, ``squared_error``,
         ``pixel_cross_entropy``).
@@ -98,6 +100,13 @@ class PPAN(ParamsMixin):
     schedule : {"constant", "cosine"}
         ``"cosine"`` anneals every step size to 0 over the epochs (cosine, per epoch), which
         lets the two players settle instead of circling a saddle point at a fixed step size.
+    device : {"cpu", "cuda", "cuda:N", "auto"} or torch.device
+        Where the modules and the data live during :meth:`fit` (moved there once); results
+        come back as NumPy arrays.
+    cuda_graph : bool
+        On CUDA, run the training epochs of stacked fits (:func:`fit_many`) as one captured
+        CUDA graph (replayed once per epoch); falls back to eager execution with a
+        :class:`~privwatch.adversarial.GraphFallbackWarning` saying why. Ignored on the CPU.
     """
 
     def __init__(
@@ -120,6 +129,8 @@ class PPAN(ParamsMixin):
         callbacks: Sequence[Callable[[int, dict[str, float], PPAN], None]] = (),
         progress: bool = False,
         rng: RNGLike = None,
+        device: DeviceLike = "cpu",
+        cuda_graph: bool = True,
     ) -> None:
         self.mechanism = mechanism
         self.adversary = adversary
@@ -138,6 +149,8 @@ class PPAN(ParamsMixin):
         self.callbacks = callbacks
         self.progress = progress
         self.rng = rng
+        self.device = device
+        self.cuda_graph = cuda_graph
 
     @classmethod
     def finite(
@@ -173,26 +186,23 @@ class PPAN(ParamsMixin):
                     f"`observed_shape` must be positive ints whose product is `n_observed` "
                     f"({n_observed}); got {observed_shape!r}."
                 )
-        torch = require_torch()
-        rng = params.get("rng")
-        if rng is not None:  # reproducible initial weights of the adversary
-            torch.manual_seed(int(check_rng(rng).integers(0, 2**62)))
-        mechanism = (
-            MatrixMechanism(n_observed, n_z)
-            if observed_shape is None
-            else FactoredMechanism(observed_shape, n_z)
+        rng = params.get("rng")  # reproducible initial weights of the adversary
+        seed = None if rng is None else int(check_rng(rng).integers(0, 2**62))
+        mechanism, adversary = build_seeded(
+            lambda: (
+                MatrixMechanism(n_observed, n_z)
+                if observed_shape is None
+                else FactoredMechanism(observed_shape, n_z),
+                CategoricalAdversary(n_z, n_sensitive),
+            ),
+            seed,
         )
-        return cls(
-            mechanism,
-            CategoricalAdversary(n_z, n_sensitive),
-            hamming(table),
-            **params,
-        )
+        return cls(mechanism, adversary, hamming(table), **params)
 
     def channel(self) -> NDArray[np.float64]:
         """The (|W|, |Z|) channel of a finite-alphabet mechanism, rows summing to 1."""
         check_is_fitted(self, "fitted_")
-        k = np.asarray(self.mechanism.channel().double().numpy(), dtype=np.float64)
+        k = np.asarray(self.mechanism.channel().double().cpu().numpy(), dtype=np.float64)
         return np.asarray(k / k.sum(axis=1, keepdims=True), dtype=np.float64)
 
     # ------------------------------------------------------------------ pieces
@@ -204,7 +214,8 @@ class PPAN(ParamsMixin):
         the exact expectation over z of eq. (6)."""
         if getattr(self.mechanism, "exact", False):
             torch = require_torch()
-            log_post = self.adversary.log_posterior(torch.eye(self._n_z()))  # (n_z, n_x)
+            eye = torch.eye(self._n_z(), device=z.device)
+            log_post = self.adversary.log_posterior(eye)  # (n_z, n_x)
             return (z * log_post[:, x].T).sum(dim=1)
         return self.adversary.log_q(x, z)
 
@@ -217,7 +228,9 @@ class PPAN(ParamsMixin):
         """The distortion part of the objective for per-sample distortions ``dist`` (last axis;
         leading axes, e.g. the models of a stacked fit, each with its own ``delta``)."""
         torch = require_torch()
-        d = torch.as_tensor(self.delta if delta is None else delta, dtype=dist.dtype)
+        d = torch.as_tensor(
+            self.delta if delta is None else delta, dtype=dist.dtype, device=dist.device
+        )
         if self.penalty == "expected":
             return self.lam * torch.clamp(dist.mean(dim=-1) - d, min=0.0) ** 2
         if self.penalty == "per_sample":
@@ -230,8 +243,9 @@ class PPAN(ParamsMixin):
             return 0.0
         return self.gamma * self.discriminator(z).clamp(1e-6, 1 - 1e-6).log().mean()
 
-    def adversary_step(self, w: Any, x: Any, y: Any) -> float:
-        """One ascent step of the adversary on E log Q(x | z); returns that mean."""
+    def adversary_step(self, w: Any, x: Any, y: Any) -> Any:
+        """One ascent step of the adversary on E log Q(x | z); returns that mean (a 0-d
+        tensor on the device, so that no step waits for the device)."""
         torch = require_torch()
         with torch.no_grad():  # the release is data for the adversary
             z = self.mechanism.release(w, self._gen)
@@ -239,7 +253,7 @@ class PPAN(ParamsMixin):
         self._adv_opt.zero_grad()
         loss.backward()
         self._adv_opt.step()
-        return float(-loss.detach())
+        return -loss.detach()
 
     def discriminator_step(self, w: Any, y: Any) -> None:
         """One ascent step of the realism discriminator of eq. (9)."""
@@ -253,18 +267,16 @@ class PPAN(ParamsMixin):
         loss.backward()
         self._disc_opt.step()
 
-    def mechanism_step(self, w: Any, x: Any, y: Any) -> dict[str, float]:
-        """One descent step of the mechanism on the full objective."""
+    def mechanism_step(self, w: Any, x: Any, y: Any) -> dict[str, Any]:
+        """One descent step of the mechanism on the full objective; returns the batch means
+        (0-d tensors on the device)."""
         z = self.mechanism.release(w, self._gen)  # one release for all three terms of eq. (9)
         privacy, dist = self.log_q(x, z), self.distortion(y, z)
         loss = privacy.mean() + self.penalty_term(dist) + self._realism(z)
         self._mech_opt.zero_grad()
         loss.backward()
         self._mech_opt.step()
-        return {
-            "log_q": float(privacy.mean().detach()),
-            "distortion": float(dist.mean().detach()),
-        }
+        return {"log_q": privacy.mean().detach(), "distortion": dist.mean().detach()}
 
     # ------------------------------------------------------------------ fit
     def _validate(self) -> None:
@@ -283,7 +295,9 @@ class PPAN(ParamsMixin):
     def _w_tensor(self, w: ArrayLike) -> Any:
         torch = require_torch()
         exact = getattr(self.mechanism, "exact", False)
+        dev = module_device(self.mechanism)
         w_t = torch.as_tensor(np.asarray(w), dtype=torch.int64 if exact else torch.float32)
+        w_t = w_t.to(dev)
         return w_t if exact or w_t.ndim > 1 else w_t[:, None]
 
     def _tensors(self, w: ArrayLike, x: ArrayLike, y: ArrayLike) -> tuple[Any, Any, Any]:
@@ -296,13 +310,14 @@ class PPAN(ParamsMixin):
                 f"{[len(a) for a in arrays]}."
             )
         x_int = hasattr(self.adversary, "log_posterior")
-        x_t = torch.as_tensor(arrays[1], dtype=torch.int64 if x_int else torch.float32)
+        dev = module_device(self.mechanism)
+        x_t = torch.as_tensor(arrays[1], dtype=torch.int64 if x_int else torch.float32).to(dev)
         if not x_int and x_t.ndim == 1:
             x_t = x_t[:, None]
         y_int = np.issubdtype(arrays[2].dtype, np.integer) and getattr(
             self.mechanism, "exact", False
         )
-        y_t = torch.as_tensor(arrays[2], dtype=torch.int64 if y_int else torch.float32)
+        y_t = torch.as_tensor(arrays[2], dtype=torch.int64 if y_int else torch.float32).to(dev)
         if not y_int and y_t.ndim == 1:
             y_t = y_t[:, None]
         return self._w_tensor(arrays[0]), x_t, y_t
@@ -322,9 +337,8 @@ class PPAN(ParamsMixin):
         """
         self._validate()
         torch = require_torch()
-        g = check_rng(self.rng)
-        self._gen = torch_generator(g)
-        torch.manual_seed(int(g.integers(0, 2**62)))
+        dev = self._to_device()
+        self._gen = device_generator(check_rng(self.rng), dev)
         w_t, x_t, y_t = self._tensors(w, x, y)
         val = self._tensors(*validation) if validation is not None else None
         self._mech_opt = adam(self.mechanism.parameters(), self.lr)
@@ -346,8 +360,11 @@ class PPAN(ParamsMixin):
         with Progress(transient=True, disable=not self.progress) as bar:
             task = bar.add_task("PPAN", total=self.epochs)
             for epoch in range(self.epochs):
-                order = torch.randperm(n, generator=self._gen)
-                sums = {"log_q": 0.0, "distortion": 0.0}
+                order = torch.randperm(n, generator=self._gen, device=dev)
+                sums = {
+                    "log_q": torch.zeros((), device=dev),
+                    "distortion": torch.zeros((), device=dev),
+                }
                 for lo in range(0, n, self.batch_size):
                     idx = order[lo : lo + self.batch_size]
                     wb, xb, yb = w_t[idx], x_t[idx], y_t[idx]
@@ -358,7 +375,7 @@ class PPAN(ParamsMixin):
                     step = self.mechanism_step(wb, xb, yb)
                     for k in sums:
                         sums[k] += step[k] * len(idx)
-                record = {"epoch": float(epoch), **{k: v / n for k, v in sums.items()}}
+                record = {"epoch": float(epoch), **{k: float(v) / n for k, v in sums.items()}}
                 if val is not None:
                     record.update({f"val_{k}": v for k, v in self._evaluate_tensors(*val).items()})
                 self.history_.append(record)
@@ -371,6 +388,14 @@ class PPAN(ParamsMixin):
         self.adversary.eval()
         self.fitted_ = True
         return self
+
+    def _to_device(self) -> Any:
+        """Resolve ``device`` and move the modules (and their distortion table) there once."""
+        dev = resolve_device(self.device)
+        for module in (self.mechanism, self.adversary, self.discriminator):
+            if module is not None:
+                module.to(dev)
+        return dev
 
     # ------------------------------------------------------------------ use
     def _evaluate_tensors(self, w: Any, x: Any, y: Any) -> dict[str, float]:
@@ -389,10 +414,11 @@ class PPAN(ParamsMixin):
         """Releases for ``w``: samples z (continuous) or sampled codes (finite alphabet)."""
         check_is_fitted(self, "fitted_")
         torch = require_torch()
-        gen = torch_generator(check_rng(rng))
         w_t = self._w_tensor(w)
+        gen = device_generator(check_rng(rng), w_t.device)
         with torch.no_grad():
             if getattr(self.mechanism, "exact", False):
                 probs = self.mechanism.release(w_t)
-                return np.asarray(torch.multinomial(probs, 1, generator=gen).squeeze(1).numpy())
-            return np.asarray(self.mechanism.release(w_t, gen).double().numpy())
+                codes = torch.multinomial(probs, 1, generator=gen).squeeze(1)
+                return np.asarray(codes.cpu().numpy())
+            return np.asarray(self.mechanism.release(w_t, gen).double().cpu().numpy())

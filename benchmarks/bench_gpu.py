@@ -1,0 +1,204 @@
+"""CPU (2 threads) vs CUDA eager vs CUDA graph for the learned mechanisms (issue 22).
+
+(a) the PPAN useful-data curve (symmetric pair m = 10, p = 0.4, 1,000 samples per point, the
+    experiment's settings: batch 100, 5 adversary steps, steps 0.05 / 0.1) at 20 and 200 points x
+    3,000 mechanism steps (300 epochs x 10 batches), fitted as one stacked program by
+    ``fit_many``. The CPU runs are cut to ``--cpu-epochs`` epochs and scaled to 300 (stated in
+    the output); the CUDA runs are the full 300 epochs. Accuracy: worst excess over the optimum
+    (true pmf, eq. 30) of every full-length curve.
+(b) the Gowalla obfuscator (L = 1,150 m, Laplace-seeded generator, the experiment's settings)
+    with the paper's 500 hits per training point: seconds per Algorithm-1 iteration, measured
+    over ``--obf-iters`` iterations.
+(c) ClassifierLift on 2,000,000 x 10 rows: measured only when ClassifierLift takes ``device=``.
+(d) the digits PPAN (the experiment's networks, lambda = 10, 60 epochs): seconds per point.
+
+Run: python benchmarks/bench_gpu.py [--quick] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import platform
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+import torch
+
+from privwatch.adversarial import PPAN, Obfuscator, fit_many
+from privwatch.datasets import symmetric_pair
+
+CFG = {"lam": 500.0, "penalty": "expected", "batch_size": 100, "lr": 0.05, "adversary_lr": 0.1}
+CFG |= {"adversary_steps": 5}
+
+
+def _sync() -> None:
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def ppan_curve(n_points: int, epochs: int, device: str, graph: bool) -> tuple[float, float]:
+    """(seconds, worst excess in nats) of one stacked useful-data curve."""
+    deltas = np.linspace(0.0, 0.9, n_points)
+    rng = np.random.default_rng(0)
+    sets = [symmetric_pair(1000, m=10, p=0.4, observation="useful", rng=rng) for _ in deltas]
+    models = [
+        PPAN.finite(
+            1 - np.eye(10),
+            n_observed=10,
+            n_sensitive=10,
+            delta=float(d),
+            epochs=epochs,
+            rng=k,
+            device=device,
+            cuda_graph=graph,
+            **CFG,
+        )
+        for k, d in enumerate(deltas)
+    ]
+    _sync()
+    t0 = time.perf_counter()
+    fitted = fit_many(models, [(s.w, s.x, s.y) for s in sets])
+    channels = [m.channel() for m in fitted]  # back on the host: the time includes it
+    seconds = time.perf_counter() - t0
+    if device != "cpu":
+        assert all(m.cuda_graph_ == graph for m in fitted), "graph state differs from request"
+    excess = []
+    for s, k in zip(sets, channels, strict=True):
+        mi, dist = s.evaluate(k)
+        excess.append(mi - s.optimum(dist))
+    return seconds, float(max(excess))
+
+
+def obfuscator(device: str, iters: int, hits: int, graph: bool = False) -> tuple[float, Any]:
+    """(seconds per Algorithm-1 iteration, the fitted obfuscator) of the Gowalla obfuscator at
+    ``hits`` hits (the experiment's settings otherwise: L = 1,150 m, 100 generator epochs)."""
+    from privwatch.datasets import load_gowalla_paris
+
+    data = load_gowalla_paris(rng=0)
+    ob = Obfuscator(
+        1150.0,
+        hits=hits,
+        generator_epochs=100,
+        max_iter=iters,
+        patience=iters + 1,
+        rng=0,
+        device=device,
+        cuda_graph=graph,
+    )
+    _sync()
+    t0 = time.perf_counter()
+    ob.fit(data.train, data.train_users)
+    _sync()
+    return (time.perf_counter() - t0) / ob.n_iter_, ob
+
+
+def digits_point(device: str, epochs: int) -> float:
+    """Seconds for one digits PPAN (experiment networks, lambda = 10)."""
+    from privwatch.adversarial import CategoricalAdversary, SeedNoiseMechanism
+    from privwatch.datasets import load_digit_images
+
+    data = load_digit_images(None, rng=0)
+    n_pix = data.train.shape[1]
+    mech = SeedNoiseMechanism(n_pix, n_pix, hidden=(256, 256), noise_dim=20)
+    mech.net = torch.nn.Sequential(
+        *[torch.nn.Tanh() if isinstance(m, torch.nn.ReLU) else m for m in mech.net],
+        torch.nn.Sigmoid(),
+    )
+    adv = CategoricalAdversary(n_pix, 10, hidden=(256, 256))
+
+    def ce(y: Any, z: Any) -> Any:
+        z = z.clamp(1e-6, 1 - 1e-6)
+        return -(y * z.log() + (1 - y) * (1 - z).log()).mean(dim=1)
+
+    ppan = PPAN(
+        mech, adv, ce, lam=10.0, penalty="lagrangian", epochs=epochs, batch_size=100, lr=1e-3
+    )
+    ppan.set_params(rng=0, device=device)
+    _sync()
+    t0 = time.perf_counter()
+    ppan.fit(data.train, data.train_labels, data.train)
+    ppan.release(data.test, rng=1)
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="tiny sizes (a smoke test)")
+    ap.add_argument("--cpu-epochs", type=int, default=30)
+    ap.add_argument("--obf-iters", type=int, default=3)
+    ap.add_argument("--obf-full", action="store_true", help="(b): also the whole 300-iteration fit")
+    ap.add_argument("--only", default="abcd")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    torch.set_num_threads(2)
+    cuda = torch.cuda.is_available()
+    full_epochs = 4 if args.quick else 300
+    cpu_epochs = 2 if args.quick else args.cpu_epochs
+    points = (4, 8) if args.quick else (20, 200)
+    out: dict[str, Any] = {
+        "device": torch.cuda.get_device_name(0) if cuda else "none",
+        "cpu": platform.processor() or platform.machine(),
+        "cpu_threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "full_epochs": full_epochs,
+        "cpu_epochs": cpu_epochs,
+    }
+    warnings.simplefilter("ignore")
+    if "a" in args.only:
+        for n in points:
+            row: dict[str, Any] = {}
+            s, _ = ppan_curve(n, cpu_epochs, "cpu", False)
+            row["cpu_measured_seconds"] = s
+            row["cpu_scaled_seconds"] = s * full_epochs / cpu_epochs
+            if cuda:
+                ppan_curve(n, 2, "cuda", True)  # warm-up: CUDA context, kernels, allocator
+                for graph in (False, True):
+                    s, ex = ppan_curve(n, full_epochs, "cuda", graph)
+                    key = "cuda_graph" if graph else "cuda_eager"
+                    row[f"{key}_seconds"], row[f"{key}_worst_excess"] = s, ex
+                row["speedup_graph_vs_cpu"] = row["cpu_scaled_seconds"] / row["cuda_graph_seconds"]
+            out[f"ppan_useful_{n}_points"] = row
+            print(n, row, flush=True)
+    if "b" in args.only:
+        hits, iters = (5, 1) if args.quick else (500, args.obf_iters)
+        row = {"hits": hits, "iterations": iters}
+        row["cpu_seconds_per_iter"] = obfuscator("cpu", 1, hits)[0]
+        if cuda:
+            row["cuda_eager_seconds_per_iter"] = obfuscator("cuda", iters, hits)[0]
+            row["cuda_graph_seconds_per_iter"] = obfuscator("cuda", iters, hits, True)[0]
+        if cuda and args.obf_full:  # the whole fit: max_iter = patience = 300 (experiment)
+            t0 = time.perf_counter()
+            _, ob = obfuscator("cuda", 300, hits, True)
+            row["cuda_graph_full_fit_seconds"] = time.perf_counter() - t0
+            row["full_fit_iterations"] = ob.n_iter_
+            row["full_fit_val_accuracy"] = ob.val_accuracy_
+            row["full_fit_graph"] = ob.cuda_graph_
+        out["gowalla_obfuscator"] = row
+        print("obfuscator", row, flush=True)
+    if "c" in args.only:
+        from privwatch.estimators import ClassifierLift
+
+        takes = "device" in inspect.signature(ClassifierLift.__init__).parameters
+        out["classifier_lift"] = "measured" if takes else "not measured: no device= argument"
+        print("classifier lift", out["classifier_lift"], flush=True)
+    if "d" in args.only:
+        epochs = 2 if args.quick else 60
+        row = {"epochs": epochs, "cpu_seconds_per_point": digits_point("cpu", epochs)}
+        if cuda:
+            digits_point("cuda", 1)
+            row["cuda_eager_seconds_per_point"] = digits_point("cuda", epochs)
+        out["digits_ppan"] = row
+        print("digits", row, flush=True)
+    text = json.dumps(out, indent=1)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write(text)
+
+
+if __name__ == "__main__":
+    main()
