@@ -188,6 +188,33 @@ class ObservedEncoder:
 
     @classmethod
     def from_dict(cls, state: dict[str, Any]) -> ObservedEncoder:
+        """Rebuild from :meth:`to_dict`; a state that :meth:`to_dict` cannot have written (a
+        loaded file is untrusted) raises ``ValueError``."""
+        columns, categories = state["columns"], state["categories"]
+        scalar = (str, int, float, bool, type(None))
+        if not (
+            isinstance(columns, list)
+            and isinstance(categories, list)
+            and len(columns) == len(categories)
+            and all(isinstance(c, scalar) for c in columns)
+            and all(
+                isinstance(cat, list)
+                and all(isinstance(v, scalar) for v in cat)
+                and len(pd.Index(cat).unique()) == len(cat)
+                for cat in categories
+            )
+        ):
+            raise ValueError("encoder state: columns and categories must be matching lists")
+        keys = np.asarray(state["keys"])
+        size = 1
+        for cat in categories:
+            size *= max(len(cat), 1)
+        if (
+            keys.ndim != 1
+            or keys.dtype.kind not in "iu"
+            or (keys.size and (int(keys.min()) < 0 or int(keys.max()) >= size))
+        ):
+            raise ValueError("encoder state: keys must be symbol codes within the categories")
         enc = cls(state["columns"])
         enc.categories_ = [pd.Index(v) for v in state["categories"]]
         enc._luts = [None] * len(enc.categories_)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import math
 import warnings
 from pathlib import Path
 
@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike
 from .._base import check_is_fitted
 from .._encoder import ObservedEncoder
 from .._rng import RNGLike
+from .._serialization import check_array, read_model, reconstructing, write_model
 from .._validation import check_nonnegative
 from ..exceptions import PrivacyWarning
 from ..joint import plugin_estimate
@@ -101,30 +102,58 @@ class PluginLift(LiftEstimator):
         return out
 
     def save(self, path: str | Path) -> None:
-        """Save as JSON (no code is executed on load)."""
+        """Save as a checksummed privwatch model file (JSON; no code is executed on load)."""
         check_is_fitted(self, "table_")
+        encoder = self.encoder_.to_dict()
         state = {
-            "kind": "PluginLift",
             "params": self.get_params(),
-            "sensitive_labels": self.sensitive_labels_,
-            "prior": self.prior_.tolist(),
+            "sensitive_labels": list(self.sensitive_labels_),
             "columns": self.columns_,
-            "encoder": self.encoder_.to_dict(),
-            "counts": self.counts_.tolist(),
-            "table": np.where(np.isinf(self.table_), -1e308, self.table_).tolist(),
+            "encoder": {k: v for k, v in encoder.items() if k != "keys"},
         }
-        Path(path).write_text(json.dumps(state))
+        arrays = {
+            "prior": np.asarray(self.prior_, dtype=np.float64),
+            "counts": np.asarray(self.counts_, dtype=np.int64),
+            "table": np.asarray(self.table_, dtype=np.float64),
+            "keys": np.asarray(encoder["keys"], dtype=np.int64),
+        }
+        write_model(path, "PluginLift", state, arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> PluginLift:
-        state = json.loads(Path(path).read_text())
-        est = cls(**state["params"])
-        est.sensitive_labels_ = state["sensitive_labels"]
-        est.prior_ = np.asarray(state["prior"])
-        est.columns_ = state["columns"]
-        est.encoder_ = ObservedEncoder.from_dict(state["encoder"])
-        if "counts" in state:
-            est.counts_ = np.asarray(state["counts"], dtype=np.int64)
-        table = np.asarray(state["table"], dtype=float)
-        est.table_ = np.where(table <= -1e308, -np.inf, table)
+        """Load a file written by :meth:`save`; a tampered or truncated file raises
+        :class:`~privwatch.exceptions.TamperedFileError` (see :mod:`privwatch._serialization`)."""
+        state, arrays = read_model(path, "PluginLift")
+        with reconstructing(path):
+            prior = check_array(path, arrays, "prior", ndim=1, low=0.0)
+            counts = check_array(path, arrays, "counts", ndim=2, low=0)
+            table = check_array(path, arrays, "table", ndim=2, allow_neg_inf=True)
+            keys = check_array(path, arrays, "keys", ndim=1, low=0)
+            labels = list(state["sensitive_labels"])
+            n_s, n_sym = len(labels), len(keys)
+            if not (
+                prior.shape == (n_s,)
+                and table.shape == (n_sym, n_s)
+                and counts.shape == (n_s, n_sym)
+                and n_s >= 1
+                and abs(float(prior.sum()) - 1.0) <= 1e-6
+                and len(np.unique(keys)) == n_sym
+            ):
+                raise ValueError(
+                    f"inconsistent shapes: prior {prior.shape}, table {table.shape}, counts "
+                    f"{counts.shape}, {n_s} labels, {n_sym} keys (or prior not a pmf)"
+                )
+            est = cls(**state["params"])
+            check_nonnegative(est.smoothing, "smoothing")
+            est.sensitive_labels_ = labels
+            est.prior_ = prior
+            est.columns_ = [str(c) for c in state["columns"]]
+            est.encoder_ = ObservedEncoder.from_dict(dict(state["encoder"], keys=keys.tolist()))
+            sizes = [len(c) for c in est.encoder_.categories_]
+            if list(est.encoder_.columns) != est.columns_ or int(keys.max(initial=0)) >= max(
+                math.prod(sizes), 1
+            ):
+                raise ValueError("encoder columns or symbol keys do not match the categories")
+            est.counts_ = counts
+            est.table_ = table
         return est
