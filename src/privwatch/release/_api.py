@@ -188,7 +188,7 @@ def find_release(
     :func:`privwatch.engines.count_table` returns from pandas, Polars, DuckDB, Spark or a
     database, and the release is labelled back onto the records with
     :func:`privwatch.engines.label_records` and :attr:`ReleaseResult.mapping`.
-    ``frontier_epsilons`` (default: 0.25, 0.5, 1, 1.5, 2, 3 and ``epsilon``) are the points of
+    ``frontier_epsilons`` (default: 0.25, 0.5, 1, 2, 3 and ``epsilon``) are the points of
     the frontier of epsilon against information kept and records suppressed.
 
     Examples
@@ -273,8 +273,18 @@ def find_release(
         )
     grid = frontier_epsilons
     if grid is None:
-        grid = sorted({0.25, 0.5, 1.0, 1.5, 2.0, 3.0, float(epsilon)})
-    frontier = _frontier(space, table, total, grid, disclosure, max_suppressed, local, confidence)
+        grid = sorted({0.25, 0.5, 1.0, 2.0, 3.0, float(epsilon)})
+    frontier = _frontier(
+        space,
+        table,
+        total,
+        grid,
+        disclosure,
+        max_suppressed,
+        local,
+        confidence,
+        known=(float(epsilon), (plan, info_global, info_local, evaluated, node)),
+    )
     alternatives: list[str] = []
     if not suggest:
         pass
@@ -382,11 +392,15 @@ def _frontier(
     max_suppressed: float,
     local: bool,
     confidence: float | None = None,
+    known: tuple[float, tuple[Plan, float, float | None, int, tuple[int, ...]]] | None = None,
 ) -> list[dict[str, Any]]:
     out = []
     for eps in grid:
-        f = _Fitter(space, table, float(eps), disclosure, max_suppressed, local, confidence)
-        plan, info_g, info_l, _, _ = f.fit(total)
+        if known is not None and float(eps) == known[0]:  # the release itself: no second search
+            plan, info_g, info_l, _, _ = known[1]
+        else:
+            f = _Fitter(space, table, float(eps), disclosure, max_suppressed, local, confidence)
+            plan, info_g, info_l, _, _ = f.fit(total)
         out.append(
             {
                 "epsilon": float(eps),
