@@ -84,8 +84,9 @@ def test_planar_laplace_geo_indistinguishability() -> None:
 def test_watchdog_release_lift_and_cells(seed: int) -> None:
     """The watchdog's release of a table: (a) the promise it states, ``guarantee_.epsilon`` (the
     lift epsilon of the released joint on the fit table's plug-in pmf; Hsu et al.: the flagged
-    block is randomized, so this can exceed the requested epsilon), holds exactly; (b) its ``uniform`` randomization, sampled on
-    80,000 records, gives cell counts consistent with that exact released joint."""
+    block is randomized, so this can exceed the requested epsilon), holds exactly; (b) its
+    ``uniform`` randomization, sampled on 80,000 records, gives cell counts consistent with that
+    exact released joint."""
     p = random_joint(2, 5, rng=seed, concentration=0.7)
     rng = np.random.default_rng(100 + seed)
     n = 80_000
