@@ -162,6 +162,7 @@ def test_spark_local_counts_and_labels_like_pandas(
     spark = (
         pyspark_sql.SparkSession.builder.master("local[2]")
         .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
         .getOrCreate()
     )
     df, _ = parquet
@@ -176,6 +177,15 @@ def test_spark_local_counts_and_labels_like_pandas(
     labelled = label_records(sdf, mapping, OBS)
     assert labelled is not None and ref is not None
     assert _hash(labelled) == _hash(ref)
+    from privwatch.spark import audit
+
+    res = audit(sdf, sensitive=SENS, observed=OBS, decide=lambda counts: mapping)
+    pd.testing.assert_frame_equal(res.counts, t)
+    on_cluster = res.labelled.toPandas()  # unordered: compare the multiset of releases
+    assert on_cluster["release"].value_counts().to_dict() == ref["release"].value_counts().to_dict()
+    assert len(on_cluster) == len(df)
+    with pytest.raises(TypeError, match="`spark_df` must be a pyspark.sql.DataFrame"):
+        audit(df, sensitive=SENS, observed=OBS)
 
 
 def test_read_table_formats_and_errors(tmp_path: Path) -> None:

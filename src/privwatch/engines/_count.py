@@ -43,21 +43,30 @@ def _python_value(v: Any) -> Any:
     return v
 
 
+def _python_column(col: pd.Series) -> pd.Series:
+    """A key column as Python scalars in an object Series, None for every missing value."""
+    if col.dtype == object:
+        return pd.Series([_python_value(v) for v in col.tolist()], dtype=object)
+    values = col.astype(object)
+    return values.where(col.notna(), None).reset_index(drop=True)
+
+
 def canonical(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Key columns as Python scalars (object dtype, None for missing), rows sorted by the keys."""
-    out = pd.DataFrame(
-        {k: pd.Series([_python_value(v) for v in table[k].tolist()], dtype=object) for k in keys}
-    )
+    out = pd.DataFrame({k: _python_column(table[k]) for k in keys})
     if "fold" in table:
         out["fold"] = table["fold"].to_numpy(dtype=np.int64)
     out["count"] = table["count"].to_numpy(dtype=np.int64)
     order = [*keys, *(["fold"] if "fold" in out else [])]
-    sort_keys = [
-        out[k].map(lambda v: (v is None, str(type(v).__name__), v if v is not None else 0))
-        for k in order
-    ]
-    idx = sorted(range(len(out)), key=lambda i: tuple(s.iat[i] for s in sort_keys))
-    return out.iloc[idx].reset_index(drop=True)
+    try:
+        return out.sort_values(order, na_position="last", kind="stable").reset_index(drop=True)
+    except TypeError:  # a column mixing types that do not compare: order by (type, value)
+        sort_keys = [
+            out[k].map(lambda v: (v is None, type(v).__name__, v if v is not None else 0))
+            for k in order
+        ]
+        idx = sorted(range(len(out)), key=lambda i: tuple(s.iat[i] for s in sort_keys))
+        return out.iloc[idx].reset_index(drop=True)
 
 
 def _files_frame(src: Source, with_row: bool) -> Any:

@@ -91,19 +91,25 @@ def _label_pandas(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, k
     return None
 
 
-def _label_spark(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any) -> Any:
-    frame = _files_frame(src, True) if src.kind == "files" else _native_frame(src, True)
-    sdf = frame.to_native()
+def _spark_join(sdf: Any, mapping: pd.DataFrame, on: list[str], keep: Any) -> Any:
+    """Records (with the row column) left-joined null-safely with ``mapping``, input order."""
     spark = sdf.sparkSession
     m = spark.createDataFrame(mapping.astype(object).where(mapping.notna(), None))
     cond = [sdf[k].eqNullSafe(m[k]) for k in on]
     cols = [c for c in sdf.columns if c != ROW] if keep is None else list(keep)
     extra = [c for c in mapping.columns if c not in on]
-    joined = sdf.join(m, on=cond, how="left").orderBy(sdf[ROW])
-    joined = joined.select(*[sdf[c] for c in cols], *[m[c] for c in extra])
+    joined = sdf.join(m, on=cond, how="left")
+    if ROW in sdf.columns:
+        joined = joined.orderBy(sdf[ROW])
+    return joined.select(*[sdf[c] for c in cols], *[m[c] for c in extra])
+
+
+def _label_spark(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any) -> Any:
+    frame = _files_frame(src, True) if src.kind == "files" else _native_frame(src, True)
+    joined = _spark_join(frame.to_native(), mapping, on, keep)
     if out is None:
         return joined.toPandas()
-    writer = joined.coalesce(1).write.mode("overwrite")
+    writer = joined.write.mode("overwrite")
     (writer.option("header", True).csv if str(out).endswith(".csv") else writer.parquet)(str(out))
     return None
 
