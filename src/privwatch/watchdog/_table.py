@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -10,7 +11,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..exceptions import ValidationError
 
-__all__ = ["as_frame_and_sensitive", "flags_of", "observed_frame", "release_joint"]
+__all__ = [
+    "as_frame_and_sensitive",
+    "flags_of",
+    "observed_frame",
+    "release_joint",
+    "safe_marker",
+]
 
 FloatArray = NDArray[np.float64]
 
@@ -20,6 +27,26 @@ def flags_of(keep: NDArray[np.bool_], symbols: NDArray[np.integer]) -> NDArray[n
         return ~np.take(keep, symbols)
     known = symbols >= 0
     return np.asarray(~known | ~keep[np.where(known, symbols, 0)], dtype=bool)
+
+
+def safe_marker(marker: str, values: Iterable[Any]) -> str:
+    """A suppression marker that cannot collide with the data: ``marker`` itself when no value
+    of the column equals it (compared as text too, so ``"*"`` and ``*`` in a CSV are one), else
+    ``marker`` repeated until it is new (``"*"`` -> ``"**"`` -> ...). Empty strings and the
+    string ``"nan"`` are ordinary values here, never treated as missing.
+
+    >>> safe_marker("*", ["a", "*", "**"])
+    '***'
+    >>> safe_marker("*", ["", "nan", None])
+    '*'
+    """
+    if not isinstance(marker, str) or not marker:
+        raise ValidationError(f"`marker` must be a non-empty string; got {marker!r}.")
+    taken = {str(v) for v in values}
+    candidate = marker
+    while candidate in taken:
+        candidate += marker
+    return candidate
 
 
 def release_joint(p: FloatArray, keep: NDArray[np.bool_]) -> FloatArray:
