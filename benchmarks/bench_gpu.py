@@ -31,7 +31,13 @@ import torch
 from privwatch.adversarial import PPAN, Obfuscator, fit_many
 from privwatch.datasets import symmetric_pair
 
-CFG = {"lam": 500.0, "penalty": "expected", "batch_size": 100, "lr": 0.05, "adversary_lr": 0.1}
+CFG: dict[str, Any] = {
+    "lam": 500.0,
+    "penalty": "expected",
+    "batch_size": 100,
+    "lr": 0.05,
+    "adversary_lr": 0.1,
+}
 CFG |= {"adversary_steps": 5}
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -24,7 +26,7 @@ HAS_CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
 
 
-def _finite(delta: float, rng: int, epochs: int = 10, **params: object) -> PPAN:
+def _finite(delta: float, rng: int, epochs: int = 10, **params: Any) -> PPAN:
     return PPAN.finite(
         1 - np.eye(3),
         n_observed=3,
@@ -45,11 +47,11 @@ def _points(n: int = 120) -> tuple[np.ndarray, np.ndarray]:
     return centres[users] + 150 * g.standard_normal((n, 2)), users
 
 
-def _global_states() -> tuple[torch.Tensor, tuple[object, ...]]:
+def _global_states() -> tuple[Any, Any]:
     return torch.get_rng_state(), np.random.get_state()  # noqa: NPY002 - the global state
 
 
-def _assert_unchanged(before: tuple[torch.Tensor, tuple[object, ...]]) -> None:
+def _assert_unchanged(before: tuple[Any, Any]) -> None:
     t_after, np_after = _global_states()
     assert torch.equal(before[0], t_after)
     assert before[1][0] == np_after[0] and np.array_equal(before[1][1], np_after[1])
@@ -109,7 +111,7 @@ def test_device_errors() -> None:
         _finite(0.2, rng=0, device="tpu").fit(d.w, d.x, d.y)
     pts, users = _points()
     with pytest.raises(ValidationError, match="`device` must be"):
-        Obfuscator(300.0, max_iter=1, device=3).fit(pts, users)  # type: ignore[arg-type]
+        Obfuscator(300.0, max_iter=1, device=3).fit(pts, users)
     if not HAS_CUDA:
         with pytest.raises(ValidationError, match="no CUDA device"):
             _finite(0.2, rng=0, device="cuda").fit(d.w, d.x, d.y)
@@ -166,7 +168,7 @@ def test_gpu_curve_is_within_the_cpu_seed_spread() -> None:
     """The useful-data curve (experiment settings, 200 epochs) on CUDA (graph) vs 4 CPU seeds:
     each GPU point's excess over the optimum lies within the CPU seeds' range (+- 0.005)."""
     deltas = [0.0, 0.2, 0.4, 0.6]
-    cfg = {"lam": 500.0, "batch_size": 100, "lr": 0.05, "adversary_lr": 0.1}
+    cfg: dict[str, Any] = {"lam": 500.0, "batch_size": 100, "lr": 0.05, "adversary_lr": 0.1}
     cfg |= {"adversary_steps": 5, "epochs": 200}
     m = 10
 
@@ -196,7 +198,7 @@ def test_gpu_curve_is_within_the_cpu_seed_spread() -> None:
 
 @pytest.mark.gpu
 @needs_cuda
-def test_cuda_fits_return_numpy_and_save_loads_on_the_cpu(tmp_path) -> None:
+def test_cuda_fits_return_numpy_and_save_loads_on_the_cpu(tmp_path: Path) -> None:
     g = np.random.default_rng(0)
     x = g.standard_normal((200, 1))
     mech, adv = SeedNoiseMechanism(1, 1, hidden=(4,)), GaussianAdversary(1, 1, hidden=(4,))

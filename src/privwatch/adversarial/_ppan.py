@@ -386,6 +386,7 @@ class PPAN(ParamsMixin):
                 bar.update(task, advance=1, description=f"PPAN d={record['distortion']:.3f}")
         self.mechanism.eval()
         self.adversary.eval()
+        self.cuda_graph_ = False  # a single fit runs eagerly; fit_many's stacked fits graph
         self.fitted_ = True
         return self
 
