@@ -13,7 +13,7 @@ through ``fit_score(cv=5)`` (grouped-jackknife intervals): test RMSE of the log-
 (record, s), eps = 0.5 flag agreement, 90 % interval coverage on test records and on the
 cross-fitted training records, and the RMSE on the training records cross-fitted vs in-sample.
 
-Run: python benchmarks/bench_lift_auto.py [n_seeds] [binary] [ternary]
+Run: python benchmarks/bench_lift_auto.py [n_seeds | start:stop] [binary] [ternary]
 """
 
 from __future__ import annotations
@@ -112,13 +112,14 @@ def run_seed(case: str, seed: int) -> dict[str, object]:
 
 
 def main() -> None:
-    n_seeds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    arg = sys.argv[1] if len(sys.argv) > 1 else "5"
+    seeds = range(*map(int, arg.split(":"))) if ":" in arg else range(int(arg))
     cases = sys.argv[2:] or list(CASES)
     warnings.simplefilter("ignore", FutureWarning)
     results: dict[str, object] = {}
     for case in cases:
         per_seed = []
-        for seed in range(n_seeds):
+        for seed in seeds:
             r = run_seed(case, seed)
             per_seed.append(r)
             a = r["auto"]
@@ -132,7 +133,8 @@ def main() -> None:
                 flush=True,
             )
         results[case] = per_seed
-    print(f"written to {write('lift_auto_' + '_'.join(cases), results)}")
+    name = "lift_auto_" + "_".join(cases) + ("" if ":" not in arg else "_" + arg.replace(":", "-"))
+    print(f"written to {write(name, results)}")
     print(json.dumps(results, indent=1, default=str)[:2000])
 
 
