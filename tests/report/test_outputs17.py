@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 import numpy as np
 import pandas as pd
 import pytest

@@ -123,7 +123,7 @@ def _classic_rows(classic: dict[str, Any]) -> list[dict[str, Any]]:
         )
 
     for name, r in rel["table"].items():
-        add("every column", name, r, inp["table"][name])
+        add("whole table", name, r, inp["table"][name])
     for attr, block in rel["sensitive"].items():
         for name, r in block["measures"].items():
             add(attr, name, r, inp["sensitive"][attr]["measures"][name])
