@@ -55,10 +55,11 @@ def digest(t: pd.DataFrame) -> str:
 
 
 def label_hash(out: Path) -> str:
+    """Order-sensitive hash of the written release column (row position, value)."""
+    src = f"{out}/*.parquet" if out.is_dir() else str(out)
     q = (
-        f"SELECT sum(hash(rn, release)) FROM (SELECT row_number() OVER () AS rn, release FROM read_parquet('{out}/*.parquet' ))"
-        if out.is_dir()
-        else f"SELECT sum(hash(rn, release)) FROM (SELECT row_number() OVER () AS rn, release FROM read_parquet('{out}'))"
+        "SELECT sum(hash(rn, release)) FROM (SELECT row_number() OVER () AS rn, release "
+        f"FROM read_parquet('{src}'))"
     )
     return str(duckdb.sql(q).fetchall()[0][0])
 
@@ -97,7 +98,7 @@ def main() -> None:
     res["auto_engine"] = count_table(str(path), SENS, OBS).attrs["reason"]
     res["count_hash"] = {k: digest(v) for k, v in tables.items()}
     ref = tables["duckdb"]
-    res["n_tuples"] = int(len(ref[OBS].drop_duplicates()))
+    res["n_tuples"] = len(ref[OBS].drop_duplicates())
     tuples = ref[OBS].drop_duplicates().reset_index(drop=True)
     mapping = tuples.assign(release=[f"r{i % 997}" for i in range(len(tuples))])
     for eng in ("duckdb", "polars"):
@@ -115,11 +116,7 @@ def main() -> None:
         _, res["small_pandas_count_s"] = timed(count_table, str(small), SENS, OBS, engine="pandas")
         from pyspark.sql import SparkSession
 
-        spark = (
-            SparkSession.builder.master("local[2]")
-            .config("spark.ui.enabled", "false")
-            .getOrCreate()
-        )
+        (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate())
         t, res["small_spark_count_s"] = timed(count_table, str(small), SENS, OBS, engine="spark")
         res["spark_equal"] = bool(t.equals(base))
         if a.pg_url:

@@ -53,14 +53,19 @@ def _python_column(col: pd.Series) -> pd.Series:
 
 def canonical(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Key columns as Python scalars (object dtype, None for missing), rows sorted by the keys."""
+    order = [*keys, *(["fold"] if "fold" in table else [])]
+    try:  # sorting the engine's typed columns is fast; Python scalars sort the same way
+        table = table.sort_values(order, na_position="last", kind="stable")
+        sorted_ok = True
+    except TypeError:
+        sorted_ok = False
     out = pd.DataFrame({k: _python_column(table[k]) for k in keys})
     if "fold" in table:
         out["fold"] = table["fold"].to_numpy(dtype=np.int64)
     out["count"] = table["count"].to_numpy(dtype=np.int64)
-    order = [*keys, *(["fold"] if "fold" in out else [])]
-    try:
-        return out.sort_values(order, na_position="last", kind="stable").reset_index(drop=True)
-    except TypeError:  # a column mixing types that do not compare: order by (type, value)
+    if sorted_ok:
+        return out
+    else:  # a column mixing types that do not compare: order by (type, value)
         sort_keys = [
             out[k].map(lambda v: (v is None, type(v).__name__, v if v is not None else 0))
             for k in order
