@@ -117,10 +117,12 @@ class PosteriorLift(LiftEstimator):
         powers = np.asarray(
             PolynomialFeatures(2, include_bias=False).fit(feats[:1]).powers_, dtype=np.int64
         )
-        z = _polynomial(feats, powers)
-        mean, scale = z.mean(axis=0), z.std(axis=0)
+        z = _polynomial(feats, powers, np.float32)  # float32 + in place: 2M x 170 fits in ~1.4 GB
+        mean = z.mean(axis=0, dtype=np.float64)
+        scale = z.std(axis=0, dtype=np.float64)
         scale[scale == 0] = 1.0
-        z = (z - mean) / scale
+        z -= mean.astype(np.float32)
+        z /= scale.astype(np.float32)
         if self.C is None:
             model: Any = LogisticRegressionCV(
                 Cs=list(self.grid or DEFAULT_CS),
@@ -254,9 +256,9 @@ class PosteriorLift(LiftEstimator):
         return est
 
 
-def _polynomial(feats: FloatArray, powers: Any) -> FloatArray:
+def _polynomial(feats: FloatArray, powers: Any, dtype: Any = np.float64) -> Any:
     """Monomials ``prod_j x_j ** powers[k, j]`` column by column (no n x k x d temporary)."""
-    out = np.ones((feats.shape[0], powers.shape[0]), dtype=np.float64)
+    out = np.ones((feats.shape[0], powers.shape[0]), dtype=dtype)
     for k, row in enumerate(powers):
         for j in np.flatnonzero(row):
             out[:, k] *= feats[:, j] ** int(row[j])
