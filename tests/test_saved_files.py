@@ -202,3 +202,40 @@ def test_wrong_kind_is_the_named_error(fitted, tmp_path: Path) -> None:  # type:
     path.write_bytes(data)
     with pytest.raises(TamperedFileError, match="not a DVLift"):
         read_model(path, "DVLift")
+
+
+def _obfuscator_file(tmp_path: Path, **changes: Any) -> Path:
+    from privwatch._serialization import write_model
+    from privwatch.adversarial import Obfuscator
+
+    params = Obfuscator(budget=200.0).get_params()
+    params.update(rng=None, callback=None, **changes)
+    params["generator_hidden"] = list(params["generator_hidden"])
+    params["classifier_hidden"] = list(params["classifier_hidden"])
+    state = {
+        "params": params,
+        "users": [0, 1],
+        "centre": [0.0, 0.0],
+        "scale": 1.0,
+        "best_iteration": 0,
+        "val_accuracy": 0.5,
+        "history": [],
+    }
+    path = tmp_path / "ob.json"
+    write_model(path, "Obfuscator", state, {"w": np.zeros((200, 200), dtype=np.float32)})
+    return path
+
+
+def test_obfuscator_huge_hidden_layer_fails_fast(tmp_path: Path) -> None:
+    """A (digest-consistent) file asking for hidden=[1e9] is refused before any layer is built."""
+    from privwatch.adversarial import Obfuscator
+
+    with pytest.raises(TamperedFileError, match="generator sizes"):
+        Obfuscator.load(_obfuscator_file(tmp_path, generator_hidden=[10**9]))
+
+
+def test_obfuscator_huge_anchor_grid_is_a_budget_error(tmp_path: Path) -> None:
+    from privwatch.adversarial import Obfuscator
+
+    with pytest.raises(MemoryBudgetError, match="`anchor_grid` asks for"):
+        Obfuscator.load(_obfuscator_file(tmp_path, anchor_grid=10**5))

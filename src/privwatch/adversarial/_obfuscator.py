@@ -7,7 +7,6 @@ Romanelli, Chatzikokolakis, Palamidessi, "Optimal Obfuscation Mechanisms via Mac
 from __future__ import annotations
 
 import copy
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +18,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._base import ParamsMixin, check_is_fitted
 from .._device import DeviceLike, resolve_device
+from .._memory import check_allocation
 from .._rng import RNGLike, check_rng
+from .._serialization import check_array, read_model, reconstructing, write_model
 from .._validation import (
     check_open_fraction,
     check_planar_points,
@@ -477,18 +478,16 @@ class Obfuscator(ParamsMixin):
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | Path) -> None:
-        """Write ``path`` (JSON: parameters, users, history) and ``path`` + ``.safetensors``
-        (generator weights). Loading never executes code."""
+        """Write ``path``: a checksummed privwatch model file (JSON parameters, users, history
+        and the generator weights; see :mod:`privwatch._serialization`). Loading never executes
+        code."""
         check_is_fitted(self, "generator_")
-        from safetensors.torch import save_file
-
         params = self.get_params()
         params["generator_hidden"] = list(params["generator_hidden"])
         params["classifier_hidden"] = list(params["classifier_hidden"])
         params["rng"] = None
         params["callback"] = None
         state = {
-            "kind": type(self).__name__,
             "params": params,
             "users": self.users_.tolist(),
             "centre": list(map(float, self._centre)),
@@ -497,39 +496,53 @@ class Obfuscator(ParamsMixin):
             "val_accuracy": self.val_accuracy_,
             "history": [r.to_dict() for r in self.history_],
         }
-        Path(path).write_text(json.dumps(state))
-        tensors = {
-            k: v.detach().cpu().contiguous() for k, v in self.generator_.state_dict().items()
+        arrays = {
+            k: v.detach().cpu().contiguous().numpy()
+            for k, v in self.generator_.state_dict().items()
         }
-        save_file(tensors, str(path) + ".safetensors")
+        write_model(path, type(self).__name__, state, arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> Obfuscator:
-        from safetensors.torch import load_file
+        """Load a file written by :meth:`save`; a tampered or truncated file raises
+        :class:`~privwatch.exceptions.TamperedFileError`, sizes beyond the memory budget
+        :class:`~privwatch.exceptions.MemoryBudgetError`, before anything is built."""
+        import torch
 
-        state = json.loads(Path(path).read_text())
-        if state.get("kind") != cls.__name__:
-            raise ValidationError(
-                f"`path` must hold a saved {cls.__name__}; got {state.get('kind')!r}."
+        state, arrays = read_model(path, cls.__name__)
+        stored = sum(int(a.size) for a in arrays.values())
+        with reconstructing(path):
+            params = dict(state["params"])
+            params["generator_hidden"] = tuple(params["generator_hidden"])
+            params["classifier_hidden"] = tuple(params["classifier_hidden"])
+            est = cls(**params)
+            widths = [*est.generator_hidden, est.noise_dim]
+            if not all(isinstance(w, int) and 0 < w <= max(stored, 1) for w in widths):
+                raise ValueError(f"generator sizes {widths} do not match {stored} stored weights")
+            check_allocation("anchor_grid", (int(est.anchor_grid), int(est.anchor_grid), 2))
+            est.users_ = np.asarray(state["users"])
+            est._centre = np.asarray(state["centre"], dtype=np.float64)
+            est._scale = float(state["scale"])
+            if est._centre.shape != (2,) or not (
+                np.isfinite(est._centre).all() and math.isfinite(est._scale) and est._scale > 0
+            ):
+                raise ValueError("centre and scale must be finite (scale positive)")
+            est.best_iteration_ = int(state["best_iteration"])
+            est.val_accuracy_ = float(state["val_accuracy"])
+            est.history_ = [IterationRecord(**r) for r in state["history"]]
+            est.n_iter_ = len(est.history_)
+            for name, arr in arrays.items():
+                check_array(path, arrays, name, ndim=arr.ndim)
+            gen = make_generator(
+                est.generator,
+                tuple(est.generator_hidden),
+                noise_dim=est.noise_dim,
+                anchor_grid=est.anchor_grid,
             )
-        params = state["params"]
-        params["generator_hidden"] = tuple(params["generator_hidden"])
-        params["classifier_hidden"] = tuple(params["classifier_hidden"])
-        est = cls(**params)
-        est.users_ = np.asarray(state["users"])
-        est._centre = np.asarray(state["centre"])
-        est._scale = float(state["scale"])
-        est.best_iteration_ = int(state["best_iteration"])
-        est.val_accuracy_ = float(state["val_accuracy"])
-        est.history_ = [IterationRecord(**r) for r in state["history"]]
-        est.n_iter_ = len(est.history_)
-        gen = make_generator(
-            est.generator,
-            tuple(est.generator_hidden),
-            noise_dim=est.noise_dim,
-            anchor_grid=est.anchor_grid,
-        )
-        gen.load_state_dict(load_file(str(path) + ".safetensors"))
+            try:
+                gen.load_state_dict({k: torch.from_numpy(v) for k, v in arrays.items()})
+            except RuntimeError as exc:  # missing, unexpected or mis-shaped weights
+                raise ValueError(str(exc)[:200]) from None
         gen.eval()
         est.generator_ = gen
         return est
