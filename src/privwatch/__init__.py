@@ -5,7 +5,14 @@ labels (:class:`Joint`), and preprocess tables (:func:`bin_columns`).
 """
 
 from . import measures, watchdog
-from .exceptions import NotFittedError, PrivacyWarning, PrivwatchError, ValidationError
+from .exceptions import (
+    MemoryBudgetError,
+    NotFittedError,
+    PrivacyWarning,
+    PrivwatchError,
+    TamperedFileError,
+    ValidationError,
+)
 from .joint import Joint
 from .preprocessing import bin_columns
 from .watchdog import Watchdog
@@ -14,9 +21,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Joint",
+    "MemoryBudgetError",
     "NotFittedError",
     "PrivacyWarning",
     "PrivwatchError",
+    "TamperedFileError",
     "ValidationError",
     "Watchdog",
     "__version__",
