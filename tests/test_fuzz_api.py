@@ -280,3 +280,16 @@ def test_watchdog_transform_with_marker_valued_data() -> None:
     for col in out:
         cats = list(out[col].cat.categories)
         assert len(cats) == len(set(cats))
+
+
+def test_huge_quantile_bin_count_is_a_budget_error_fast() -> None:
+    """`--bins z=1000000000` used to allocate ~24 GB; now the budget refuses it up front."""
+    import time
+
+    from privwatch import bin_columns
+
+    df = pd.DataFrame({"z": np.arange(100.0)})
+    start = time.perf_counter()
+    with pytest.raises(MemoryBudgetError, match=r"`bins\['z'\]` asks for"):
+        bin_columns(df, {"z": 10**12})
+    assert time.perf_counter() - start < 1.0

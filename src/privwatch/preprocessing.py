@@ -17,6 +17,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ._encoder import ObservedEncoder, require_columns
+from ._memory import check_allocation
 from .exceptions import ValidationError
 
 __all__ = [
@@ -72,6 +73,8 @@ def bin_columns(df: pd.DataFrame, bins: Mapping[str, BinSpec]) -> pd.DataFrame:
         if isinstance(spec, (int, np.integer)):
             if spec < 2:
                 raise ValidationError(f"`bins[{col!r}]` must be at least 2; got {spec}.")
+            # the levels, the quantiles and their sorted copy: three float64 arrays of k + 1
+            check_allocation(f"bins[{col!r}]", (int(spec) + 1, 3))
             qs = np.quantile(values.dropna(), np.linspace(0, 1, int(spec) + 1)[1:-1])
             edges = np.unique(qs)
         else:
