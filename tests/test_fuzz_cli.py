@@ -76,6 +76,8 @@ def _cases() -> list[object]:
     out: list[object] = []
     for name in sorted(MALFORMED):
         for command in sorted(COMMANDS):
+            if name == "million-column-header" and command == "audit":
+                continue  # minutes per run today (see KNOWN_CLI_LAYER); one command shows it
             marks: list[pytest.MarkDecorator] = []
             if name in KNOWN_CLI_LAYER:
                 marks = [pytest.mark.xfail(strict=True, reason=KNOWN_CLI_LAYER[name])]
