@@ -37,3 +37,11 @@ def test_gamma_is_not_claimed_where_its_premise_fails() -> None:
     held = wd.evaluate(_table(400, 13), "s")
     assert held.guarantee.epsilon > 0.8  # on held-out records a released symbol breaks 0.8
     assert math.isinf(held.gamma_bound)
+
+
+def test_epsilon_zero_does_not_count_float_noise_as_breach() -> None:
+    from privwatch.watchdog import relaxed_watchdog
+
+    p = np.array([[0.1, 0.2, 0.03], [0.3, 0.6, 0.09]])  # S independent of X: every lift is 1
+    r = relaxed_watchdog(p / p.sum(), 0.0, 0.5)
+    assert r.breach_probability == 0.0 and r.mask.all()

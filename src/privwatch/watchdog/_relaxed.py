@@ -25,12 +25,16 @@ __all__ = ["RelaxedWatchdogResult", "breach_probability", "relaxed_watchdog"]
 FloatArray = NDArray[np.float64]
 
 
+#: A log-lift within this of epsilon is not a breach (float noise: a lift of exactly 1 can come
+#: out as 1 + 2e-16, which at epsilon = 0 used to count every record as a breach).
+LIFT_TOL = 1e-12
+
 def _set_breach(p: FloatArray, p_s: FloatArray, cols: NDArray[np.bool_], eps: float) -> float:
     found = _set_abs_log_lift(p, p_s, cols)
     if found is None:
         return 0.0
     joint, abs_ll = found
-    return float(joint[abs_ll > eps].sum())
+    return float(joint[abs_ll > eps + LIFT_TOL].sum())
 
 
 def _singleton_breach(p: FloatArray, p_s: FloatArray, eps: float) -> FloatArray:
@@ -39,7 +43,7 @@ def _singleton_breach(p: FloatArray, p_s: FloatArray, eps: float) -> FloatArray:
     denom = p_s[rows, None] * np.where(p_x > 0, p_x, 1.0)[None, :]
     with np.errstate(divide="ignore"):
         ll = np.abs(np.log(p[rows] / denom))
-    return np.asarray(np.where(ll > eps, p[rows], 0.0).sum(axis=0), dtype=np.float64)
+    return np.asarray(np.where(ll > eps + LIFT_TOL, p[rows], 0.0).sum(axis=0), dtype=np.float64)
 
 
 def _breach(
@@ -140,7 +144,7 @@ def _greedy_scan(
             if p_a > 0:
                 for j_s, ps in zip(joint, ps_rows, strict=True):
                     ll = abs(log(j_s / (ps * p_a))) if j_s > 0 else inf
-                    if ll > eps:
+                    if ll > eps + LIFT_TOL:
                         breach += j_s
                     if ll > randomized_level:
                         randomized_level = ll
