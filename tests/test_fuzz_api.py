@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -212,6 +212,8 @@ KERNELS = [
 
 
 @given(extreme_joints())
+@example(np.array([[1.0, 2.22507386e-311], [2.22507386e-311, 2.22507386e-311]]))  # lift overflow
+@example(np.array([[0.76383413, 0.23616587]]))  # Bayes error was -2.2e-16
 def test_extreme_pmfs_give_finite_nonnegative_measures(p: np.ndarray) -> None:
     if abs(p.sum() - 1.0) > 1e-8:
         return

@@ -23,10 +23,14 @@ def safe(v: FloatArray) -> FloatArray:
 
 
 def raw_lift(p: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Return ``(l, p_s, p_x)`` with ``l = p / (p_s p_x)`` and 0 outside the marginal support."""
+    """Return ``(l, p_s, p_x)`` with ``l = p / (p_s p_x)`` and 0 outside the marginal support.
+
+    A lift beyond the float64 range (marginals below ~1e-154) is ``inf``, as documented by the
+    callers; the overflow is expected, so it is not reported as a RuntimeWarning."""
     p_s, p_x = marginals(p)
-    lift = p / safe(p_x)[None, :]
-    lift /= safe(p_s)[:, None]
+    with np.errstate(over="ignore"):
+        lift = p / safe(p_x)[None, :]
+        lift /= safe(p_s)[:, None]
     return lift, p_s, p_x
 
 
