@@ -268,12 +268,6 @@ def test_safe_marker_refuses_an_empty_marker() -> None:
         safe_marker("", ["a"])
 
 
-@pytest.mark.xfail(
-    reason="watchdog/_estimator.py transform (merge branch) and watchdog/_records.py must call "
-    "_table.safe_marker(self.marker, categories) instead of using self.marker as is",
-    raises=ValueError,
-    strict=False,
-)
 def test_watchdog_transform_with_marker_valued_data() -> None:
     df = pd.DataFrame({"a": ["*", "x", "y", "*", ""] * 20, "b": ["nan", "1", "2", "", "3"] * 20})
     s = np.array([0, 1, 0, 1, 1] * 20)

@@ -25,7 +25,7 @@ from ._partition import _symbol_risk
 from ._records import RecordWatchdog, is_record_level
 from ._relaxed import _breach, relaxed_watchdog
 from ._results import Guarantee, RecordScores, WatchdogEvaluation
-from ._table import as_frame_and_sensitive, flags_of, observed_frame, release_joint
+from ._table import as_frame_and_sensitive, flags_of, observed_frame, release_joint, safe_marker
 
 __all__ = ["Guarantee", "RecordScores", "Watchdog", "WatchdogEvaluation"]
 
@@ -304,7 +304,9 @@ class Watchdog(ParamsMixin):
             codes = per_column[j]
             if self.randomization == "merge":
                 codes = np.where(flagged, len(cats), codes)
-                categories = cats.append(pd.Index([self.marker])) if flagged.any() else cats
+                # a marker no value of the column equals (data may hold "*" itself)
+                marker = safe_marker(self.marker, cats)
+                categories = cats.append(pd.Index([marker])) if flagged.any() else cats
             else:
                 if flagged.any():
                     codes[flagged] = replacement[j]

@@ -22,6 +22,7 @@ from ..estimators import LiftEstimator
 from ..estimators._base import risk_of
 from ..exceptions import PrivacyWarning, ValidationError
 from ._results import Guarantee, RecordScores
+from ._table import safe_marker
 
 __all__ = ["RecordWatchdog"]
 
@@ -123,7 +124,8 @@ class RecordWatchdog:
             return out
         if randomization == "merge":
             out = out.astype(object)
-            out.loc[flagged, :] = marker
+            for col in out.columns:  # a marker no value of the column equals
+                out.loc[flagged, col] = safe_marker(marker, observed[col].unique())
             return out
         if len(self.pool_) == 0:
             raise ValidationError("no flagged fit records to draw from; use randomization='merge'.")
