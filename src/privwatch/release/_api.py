@@ -58,6 +58,7 @@ class ReleaseResult:
     held_out: HeldOut | None
     frontier: list[dict[str, Any]]
     nodes_evaluated: int
+    search_complete: bool
     released: pd.DataFrame = field(repr=False)
     records: pd.DataFrame = field(repr=False)
     hierarchies: dict[str, Hierarchy] = field(repr=False, default_factory=dict)
@@ -80,6 +81,7 @@ class ReleaseResult:
                 "perturbed_records": self.perturbed_records,
                 "n_records": self.n_records,
                 "nodes_evaluated": self.nodes_evaluated,
+                "search_complete": self.search_complete,
             },
             "guarantee": {
                 "epsilon": self.epsilon,
@@ -106,13 +108,17 @@ class _Fitter:
         max_suppressed: float,
         local: bool,
         confidence: float | None = None,
+        max_nodes: int = 200,
     ) -> None:
         self.space, self.table, self.local = space, table, local
         self.max_suppressed = max_suppressed
+        self.max_nodes = max_nodes
         self.box = LiftBox(table.total().sum(0), table.marginals(), epsilon, disclosure, confidence)
 
     def fit(self, counts: np.ndarray) -> tuple[Plan, float, float | None, int, tuple[int, ...]]:
-        best, evaluated = search_global(self.space, counts, self.box, self.max_suppressed)
+        best, evaluated = search_global(
+            self.space, counts, self.box, self.max_suppressed, max_nodes=self.max_nodes
+        )
         plan, value_local = best.plan, None
         if self.local:
             root = Plan(
@@ -165,6 +171,7 @@ def find_release(
     suggest: bool = True,
     confidence: float | None = None,
     counts_column: str | None = None,
+    max_nodes: int = 200,
     rng: int = 0,
 ) -> ReleaseResult:
     """Search the most informative release of ``frame`` that meets epsilon-lift privacy.
@@ -183,6 +190,10 @@ def find_release(
     ``confidence`` (e.g. 0.9) makes the search demand that every cell also pass with the
     credible bounds of its sensitive shares (:class:`~privwatch.release.LiftBox`): smaller cells
     need a margin, which trades information for a guarantee that holds on held-out records.
+    ``max_nodes`` caps the lattice nodes the global search evaluates per search (the lattice
+    grows as the product of the columns' level counts); ``release.search_complete`` says
+    whether the cap was reached, in which case the global recoding is the best found, not
+    proven best (the release is valid either way).
     ``counts_column`` names a column of record counts: ``frame`` is then a count table (one row
     per observed tuple, sensitive value and, with ``folds``, a ``fold`` column), such as
     :func:`privwatch.engines.count_table` returns from pandas, Polars, DuckDB, Spark or a
@@ -230,7 +241,9 @@ def find_release(
     )
     space = ReleaseSpace(table, hier)
     total = table.total()
-    fitter = _Fitter(space, table, epsilon, disclosure, max_suppressed, local, confidence)
+    fitter = _Fitter(
+        space, table, epsilon, disclosure, max_suppressed, local, confidence, max_nodes
+    )
     plan, info_global, info_local, evaluated, node = fitter.fit(total)
     box = fitter.box
     cell_of, n_cells = release_cells(space, plan)
@@ -317,6 +330,7 @@ def find_release(
         held_out=held,
         frontier=frontier,
         nodes_evaluated=evaluated,
+        search_complete=evaluated < max_nodes,
         released=released,
         records=records,
         hierarchies=hier,

@@ -224,9 +224,13 @@ def search_global(
     box: LiftBox,
     max_suppressed: float,
     *,
-    max_nodes: int = 100_000,
+    max_nodes: int = 200,
 ) -> tuple[NodeResult, int]:
     """Best-first search of the lattice; returns the best node and how many were evaluated.
+
+    At most ``max_nodes`` nodes are evaluated: with fewer, the result is the best global recoding
+    (exactly, for the suppression rule above); at the cap it is the best one found (still a valid
+    release), and the caller says so.
 
     The all-``*`` node (every record in one cell, lift 1 everywhere) is always valid, so a
     result always exists; it keeps no information.
