@@ -74,6 +74,18 @@ def read_table(path: Path, sep: str = ",", encoding: str = "utf-8") -> pd.DataFr
             f"got {encoding!r}."
         ) from None
     kind = _kind(path)
+    compressed = path.suffix.lower() in {".gz", ".bz2", ".zip", ".xz", ".zst"}
+    wide = encoding.lower().replace("-", "").startswith(("utf16", "utf32"))
+    if kind in ("csv", "jsonl") and not compressed and not wide:
+        with path.open("rb") as fh:
+            head = fh.read(1 << 16)
+        nul = head.find(bytes(1))
+        if nul >= 0:
+            raise ValidationError(
+                f"DATA must be a readable CSV or Parquet file; {str(path)!r} is not text: it "
+                f"holds a NUL byte at offset {nul} (a binary file, or UTF-16: pass "
+                "--encoding utf-16)."
+            )
     try:
         if kind == "parquet":
             return pd.read_parquet(path)
