@@ -21,7 +21,7 @@ import pandas as pd
 from .._validation import check_nonnegative, check_positive_int, check_probability
 from ..engines import fold_of
 from ..exceptions import PrivwatchError, ValidationError
-from ._cells import DISCLOSURES, CountTable, LiftBox, cell_counts, group_rows
+from ._cells import DISCLOSURES, CountTable, LiftBox, cell_counts, first_rows, group_rows
 from ._heldout import HeldOut, held_out_check
 from ._hierarchy import Hierarchy, build_hierarchies
 from ._local import refine_locally
@@ -265,8 +265,7 @@ def find_release(
     per_tuple = _per_tuple(space, plan, total, box, epsilon)
     released = per_tuple[list(observed)].iloc[row_of].reset_index(drop=True)
     records = per_tuple.drop(columns=list(observed)).iloc[row_of].reset_index(drop=True)
-    first = np.full(len(per_tuple), -1, dtype=np.int64)
-    first[row_of[::-1]] = np.arange(len(row_of))[::-1]
+    first = first_rows(row_of, len(per_tuple))
     original = frame[list(observed)].iloc[first].reset_index(drop=True)
     mapping = pd.concat([original, per_tuple.add_prefix("release_")], axis=1).drop_duplicates(
         subset=list(observed)

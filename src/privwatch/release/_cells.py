@@ -93,9 +93,7 @@ class CountTable:
             keys.append(pd.factorize(frame[useful].astype(str))[0].astype(np.int64))
         stacked = np.stack(keys, axis=1)
         row_of, n_rows = group_rows(stacked)
-        first = np.full(n_rows, -1, dtype=np.int64)
-        first[row_of[::-1]] = np.arange(len(row_of))[::-1]
-        rows = stacked[first]
+        rows = stacked[first_rows(row_of, n_rows)]
         sens = frame[list(sensitive)].astype(str)
         s_codes, s_uniques = pd.factorize(pd.MultiIndex.from_frame(sens), sort=True)
         fold = np.zeros(len(frame), dtype=np.int64) if folds is None else folds
@@ -206,22 +204,29 @@ class LiftBox:
             out = out | ((high > self.hi * (1 + 1e-12)) | (low < self.lo * (1 - 1e-12))).any(-1)
         return np.asarray(out)
 
-    def worst(self, cells: FloatArray) -> FloatArray:
-        """The cell's worst log-lift: max |log-lift| (``both``) or max log-lift (``positive``)."""
+    def _disclosed(self, cells: FloatArray) -> FloatArray:
+        """|log-lift| (``both``) or log-lift (``positive``) of every projected sensitive value."""
         post = self.posterior(cells)
         with np.errstate(divide="ignore"):
             ll = np.log(post) - np.log(self.prior)
-        out = np.abs(ll) if self.disclosure == "both" else ll
-        return np.asarray(out.max(-1), dtype=float)
+        return np.asarray(np.abs(ll) if self.disclosure == "both" else ll, dtype=float)
+
+    def worst(self, cells: FloatArray) -> FloatArray:
+        """The cell's worst log-lift: max |log-lift| (``both``) or max log-lift (``positive``)."""
+        return np.asarray(self._disclosed(cells).max(-1), dtype=float)
 
     def worst_by_group(self, cells: FloatArray) -> FloatArray:
         """Per cell and per guarantee (0: the joint tuple, then each attribute): worst log-lift."""
-        post = self.posterior(cells)
-        with np.errstate(divide="ignore"):
-            ll = np.log(post) - np.log(self.prior)
-        val = np.abs(ll) if self.disclosure == "both" else ll
+        val = self._disclosed(cells)
         n_groups = int(self.groups.max()) + 1
         return np.stack([val[..., self.groups == g].max(-1) for g in range(n_groups)], axis=-1)
+
+
+def first_rows(cell_of: IntArray, n_cells: int) -> IntArray:
+    """Index of the first row of each cell (``cell_of`` gives the cell of every row)."""
+    first = np.full(n_cells, -1, dtype=np.int64)
+    first[cell_of[::-1]] = np.arange(len(cell_of))[::-1]
+    return first
 
 
 def entropy_of_sizes(sizes: FloatArray, total: float) -> float:

@@ -19,31 +19,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._cells import LiftBox, cell_counts, group_rows
-from ._search import Plan, ReleaseSpace
+from ._search import Plan, ReleaseSpace, cell_information
 
 __all__ = ["refine_locally"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-
-
-def _cell_information(
-    space: ReleaseSpace, cell_of: IntArray, n_cells: int, counts: FloatArray, total: float
-) -> FloatArray:
-    """Each cell's additive share of the release's information (entropy, or MI with useful)."""
-    size = cell_counts(cell_of, n_cells, counts.sum(1)) / total
-    useful = space.table.useful
-    if useful is None:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(size > 0, -size * np.log(np.where(size > 0, size, 1.0)), 0.0)
-    n_u = int(useful.max()) + 1
-    joint = np.zeros((n_cells, n_u))
-    np.add.at(joint, (cell_of, useful), counts.sum(1) / total)
-    pu = np.bincount(useful, weights=counts.sum(1), minlength=n_u) / total
-    outer = size[:, None] * pu[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(joint > 0, joint * np.log(joint / np.where(outer > 0, outer, 1.0)), 0.0)
-    return np.asarray(terms.sum(1), dtype=float)
 
 
 def _best_splits(
@@ -59,7 +40,7 @@ def _best_splits(
     """Per partition: the best gain, its column (-1: none) and, per column, which rows go to a
     valid child."""
     m = levels.shape[1]
-    before = _cell_information(space, part, n_parts, counts, total)
+    before = cell_information(space, part, n_parts, counts, total)
     best_gain = np.zeros(n_parts)
     best_col = np.full(n_parts, -1, dtype=np.int64)
     to_child: list[np.ndarray] = []
@@ -79,7 +60,7 @@ def _best_splits(
         any_valid = cell_counts(part, n_parts, row_valid.astype(float)) > 0
         # after: valid children apart, the remainder as one cell
         cell = np.where(row_valid, child, n_child + part)
-        after = _cell_information(space, cell, n_child + n_parts, counts, total)
+        after = cell_information(space, cell, n_child + n_parts, counts, total)
         owner = np.empty(n_child + n_parts, dtype=np.int64)
         owner[child] = part
         owner[n_child:] = np.arange(n_parts)

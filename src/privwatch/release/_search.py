@@ -112,23 +112,32 @@ class Plan:
         return Plan(self.levels.copy(), self.suppressed.copy(), self.kind)
 
 
-def information(space: ReleaseSpace, cell_of: IntArray, n_cells: int, counts: FloatArray) -> float:
-    """Entropy of the released cells (nats), or their MI with the useful column."""
-    sizes = cell_counts(cell_of, n_cells, counts.sum(1))
-    total = float(sizes.sum())
-    if total <= 0:
-        return 0.0
+def cell_information(
+    space: ReleaseSpace, cell_of: IntArray, n_cells: int, counts: FloatArray, total: float
+) -> FloatArray:
+    """Each cell's additive share of the release's information: -p log p (entropy), or with a
+    useful column sum_u p(c, u) log p(c, u) / (p(c) p(u)) (mutual information)."""
+    size = cell_counts(cell_of, n_cells, counts.sum(1)) / total
     useful = space.table.useful
     if useful is None:
-        return entropy_of_sizes(sizes, total)
-    joint = np.zeros((n_cells, int(useful.max()) + 1))
-    np.add.at(joint, (cell_of, useful), counts.sum(1))
-    pu = joint.sum(0)
-    return (
-        entropy_of_sizes(sizes, total)
-        + entropy_of_sizes(pu, total)
-        - entropy_of_sizes(joint.ravel(), total)
-    )
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(size > 0, -size * np.log(np.where(size > 0, size, 1.0)), 0.0)
+    n_u = int(useful.max()) + 1
+    joint = np.zeros((n_cells, n_u))
+    np.add.at(joint, (cell_of, useful), counts.sum(1) / total)
+    pu = np.bincount(useful, weights=counts.sum(1), minlength=n_u) / total
+    outer = size[:, None] * pu[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(joint > 0, joint * np.log(joint / np.where(outer > 0, outer, 1.0)), 0.0)
+    return np.asarray(terms.sum(1), dtype=float)
+
+
+def information(space: ReleaseSpace, cell_of: IntArray, n_cells: int, counts: FloatArray) -> float:
+    """Entropy of the released cells (nats), or their MI with the useful column."""
+    total = float(counts.sum())
+    if total <= 0:
+        return 0.0
+    return float(cell_information(space, cell_of, n_cells, counts, total).sum())
 
 
 def release_cells(space: ReleaseSpace, plan: Plan) -> tuple[IntArray, int]:
