@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+
 __all__ = [
     "MemoryBudgetError",
     "NotFittedError",
@@ -34,8 +36,12 @@ class TamperedFileError(PrivwatchError, ValueError):
     shapes, dtypes, ranges) does not hold, or the SHA-256 of its tensors does not match."""
 
 
-class NotFittedError(PrivwatchError, AttributeError):
-    """An estimator method that needs fitted state was called before ``fit``."""
+class NotFittedError(PrivwatchError, _SklearnNotFittedError):  # type: ignore[misc]
+    """An estimator method that needs fitted state was called before ``fit``.
+
+    Subclasses scikit-learn's ``NotFittedError`` (itself a ``ValueError`` and an
+    ``AttributeError``), so scikit-learn's tools and ``except`` clauses recognise it.
+    """
 
 
 class PrivacyWarning(UserWarning):

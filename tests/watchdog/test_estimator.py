@@ -147,7 +147,7 @@ def test_bad_inputs() -> None:
         Watchdog().fit(df, "s", ["s", "a"])
     with pytest.raises(ValidationError, match="one label per record"):
         Watchdog().fit(df[["a"]].to_numpy(), np.zeros(3))
-    with pytest.raises(ValidationError, match="`zzz` must be a parameter"):
+    with pytest.raises(ValueError, match="Invalid parameter 'zzz'"):  # scikit-learn's message
         Watchdog().set_params(zzz=1)
     est = Watchdog().fit(df, "s", ["a"])
     with pytest.raises(ValidationError, match="`X` must have the 1 observed columns"):

@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator
 
-from .._base import ParamsMixin, check_is_fitted
+from .._base import check_is_fitted
 from .._device import DeviceLike, resolve_device
 from .._memory import check_allocation
 from .._rng import RNGLike, check_rng
@@ -55,7 +56,7 @@ class IterationRecord:
         return dict(vars(self))
 
 
-class Obfuscator(ParamsMixin):
+class Obfuscator(BaseEstimator):  # type: ignore[misc]
     r"""A learned location-obfuscation mechanism :math:`P_{Z|W}` hiding the user's identity.
 
     A generator :math:`G(w, u)` (true location w, seed u uniform on [0, 1)^``noise_dim``) fights a

@@ -9,7 +9,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 
-from .._base import ParamsMixin, check_is_fitted
+from .._base import check_is_fitted
 from .._validation import check_open_fraction
 from ..exceptions import ValidationError
 from ..joint import encode_sensitive
@@ -28,7 +28,7 @@ def risk_of(log_lift: FloatArray) -> FloatArray:
     return np.asarray(np.where(np.isnan(risk), np.inf, risk), dtype=np.float64)
 
 
-class LiftEstimator(ParamsMixin, BaseEstimator):  # type: ignore[misc]
+class LiftEstimator(BaseEstimator):  # type: ignore[misc]
     """Base class: ``fit(X, s)``, ``log_lift(X)`` (n x |S|, columns in sorted order of the
     sensitive values), ``score_samples(X)`` (max_s |i(s, x)|), ``mutual_information(X, s)``,
     ``fit_score(X, s, cv=5)`` (cross-fitted log-lift with intervals) and
@@ -90,6 +90,7 @@ class LiftEstimator(ParamsMixin, BaseEstimator):  # type: ignore[misc]
         s: ArrayLike,
         *,
         cv: int = 5,
+        n_repeats: int = 2,
         level: float = 0.9,
         interval: str | None = "jackknife",
         n_bootstrap: int = 20,
@@ -98,9 +99,10 @@ class LiftEstimator(ParamsMixin, BaseEstimator):  # type: ignore[misc]
     ) -> LiftScores:
         """Fit on all records and return **cross-fitted** per-record log-lifts with intervals.
 
-        Record i's log-lift comes from the model of the fold that did not see it (``cv`` folds,
-        stratified on ``s``, drawn from ``rng``); its ``level`` interval is
-        :math:`\\hat i \\pm q\\,\\mathrm{sd}\\sqrt{cv/(cv-1)}` with the standard deviation
+        Record i's log-lift is the mean, over ``n_repeats`` splits into ``cv`` folds (stratified
+        on ``s``, drawn from ``rng``), of the model of the fold that did not see it; its
+        ``level`` interval is :math:`\\hat i \\pm q\\,\\mathrm{sd}\\sqrt{1 + 1/(R(cv-1))}`
+        (R = ``n_repeats``) with the standard deviation
         from the grouped jackknife over the fold models (``interval="jackknife"``, free; q a
         Student-t quantile on cv - 1 df) or from ``n_bootstrap`` refits on resamples
         (``interval="bootstrap"``; q normal); ``interval=None``: no interval. After the call the
@@ -114,6 +116,7 @@ class LiftEstimator(ParamsMixin, BaseEstimator):  # type: ignore[misc]
             X,
             s,
             cv=cv,
+            n_repeats=n_repeats,
             level=level,
             interval=interval,
             n_bootstrap=n_bootstrap,

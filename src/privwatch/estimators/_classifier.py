@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,7 @@ from scipy.optimize import minimize_scalar
 from scipy.special import log_softmax
 
 from .._base import check_is_fitted
-from .._rng import check_rng
+from .._rng import RNGLike, check_rng
 from ..exceptions import ValidationError
 from ._base import FloatArray
 from ._neural import NeuralLift
@@ -39,8 +40,43 @@ class ClassifierLift(NeuralLift):
     ``classifier`` and ``calibrate``.
     """
 
-    def __init__(self, *, classifier: Any = None, calibrate: bool = True, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    # every parameter is named (no **kwargs): scikit-learn's get_params/clone read the signature
+    def __init__(
+        self,
+        *,
+        classifier: Any = None,
+        calibrate: bool = True,
+        hidden: Sequence[int] = (64, 64),
+        activation: str = "relu",
+        dropout: float = 0.0,
+        epochs: int = 200,
+        batch_size: int = 256,
+        lr: float = 1e-3,
+        weight_decay: float = 1e-3,
+        validation_fraction: float = 0.2,
+        patience: int = 30,
+        n_ensemble: int = 5,
+        optimizer: str = "adam",
+        progress: bool = False,
+        device: str = "cpu",
+        rng: RNGLike = None,
+    ) -> None:
+        super().__init__(
+            hidden=hidden,
+            activation=activation,
+            dropout=dropout,
+            epochs=epochs,
+            batch_size=batch_size,
+            lr=lr,
+            weight_decay=weight_decay,
+            validation_fraction=validation_fraction,
+            patience=patience,
+            n_ensemble=n_ensemble,
+            optimizer=optimizer,
+            progress=progress,
+            device=device,
+            rng=rng,
+        )
         self.classifier = classifier
         self.calibrate = calibrate
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from scipy.special import logsumexp
 
 from .._base import check_is_fitted
+from .._rng import RNGLike
 from ..exceptions import ValidationError
 from ._base import FloatArray
 from ._neural import NeuralLift, normalize_log_lift
@@ -39,8 +41,43 @@ class DVLift(NeuralLift):
     normalizer for DV, whose constant is free, and its root mean square for NWJ.
     """
 
-    def __init__(self, *, objective: str = "dv", product: str = "shuffle", **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    # every parameter is named (no **kwargs): scikit-learn's get_params/clone read the signature
+    def __init__(
+        self,
+        *,
+        objective: str = "dv",
+        product: str = "shuffle",
+        hidden: Sequence[int] = (64, 64),
+        activation: str = "relu",
+        dropout: float = 0.0,
+        epochs: int = 200,
+        batch_size: int = 256,
+        lr: float = 1e-3,
+        weight_decay: float = 1e-3,
+        validation_fraction: float = 0.2,
+        patience: int = 30,
+        n_ensemble: int = 5,
+        optimizer: str = "adam",
+        progress: bool = False,
+        device: str = "cpu",
+        rng: RNGLike = None,
+    ) -> None:
+        super().__init__(
+            hidden=hidden,
+            activation=activation,
+            dropout=dropout,
+            epochs=epochs,
+            batch_size=batch_size,
+            lr=lr,
+            weight_decay=weight_decay,
+            validation_fraction=validation_fraction,
+            patience=patience,
+            n_ensemble=n_ensemble,
+            optimizer=optimizer,
+            progress=progress,
+            device=device,
+            rng=rng,
+        )
         self.objective = objective
         self.product = product
 

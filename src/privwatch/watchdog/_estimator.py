@@ -9,8 +9,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator
 
-from .._base import ParamsMixin, check_is_fitted
+from .._base import check_is_fitted
 from .._encoder import joint_counts
 from .._rng import RNGLike, check_rng
 from .._validation import check_nonnegative, check_probability
@@ -32,7 +33,7 @@ __all__ = ["Guarantee", "RecordScores", "Watchdog", "WatchdogEvaluation"]
 FloatArray = NDArray[np.float64]
 
 
-class Watchdog(ParamsMixin):
+class Watchdog(BaseEstimator):  # type: ignore[misc]
     """Privacy watchdog on a table (Hsu, Asoodeh, Calmon §III; Sadeghi, Ding, Rakotoarivelo).
 
     Estimates the log-lift of every observed tuple by plug-in counts, flags the tuples whose
