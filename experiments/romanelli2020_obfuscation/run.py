@@ -143,9 +143,9 @@ def run_case(name: str, case: dict, cfg: dict) -> tuple[dict[str, Any], list[tup
             "test": table(data.test, data.test_users, ob.sample, half, cfg, seed + 1),
             "fit_seconds": fit_s,
             "iterations": ob.n_iter_,
-            "best_iteration": ob.best_iteration_,
+            "best_iteration": ob.best_epoch_ + 1,
             "val_accuracy": ob.val_accuracy_,
-            "history": [r.to_dict() for r in ob.history_],
+            "history": list(ob.history_),
         }
     entry["laplace"] = {
         "epsilon": lap.epsilon,
@@ -159,9 +159,9 @@ def run_case(name: str, case: dict, cfg: dict) -> tuple[dict[str, Any], list[tup
         entry[f"learned_{kind}_fraction_of_optimum"] = best / entry["optimum_test"]["bayes_error"]
     rng = np.random.default_rng(seed + 9)
     panels = [
-        ("planar Laplace", lap.sample(data.test, rng)),
+        ("planar Laplace", lap.release(data.test, rng)),
         ("no noise", data.test),
-        *((TITLES[kind], learned[kind].sample(data.test, rng)) for kind in KINDS),
+        *((TITLES[kind], learned[kind].release(data.test, rng)) for kind in KINDS),
     ]
     return entry, panels
 
@@ -272,8 +272,8 @@ def run_cross_entropy(cfg: dict) -> None:
     shots: dict[int, np.ndarray] = {}
 
     def snap(rec: Any, est: Obfuscator) -> None:
-        if rec.iteration in ce["snapshots"]:
-            shots[rec.iteration] = est.sample(data.test, rng=seed)
+        if rec["epoch"] + 1 in ce["snapshots"]:
+            shots[rec["epoch"] + 1] = est.release(data.test, rng=seed)
 
     params = {
         **cfg["obfuscator"],
@@ -288,12 +288,12 @@ def run_cross_entropy(cfg: dict) -> None:
             float(ce["L"]),
             loss=loss,
             rng=seed,
-            callback=snap,
+            callbacks=[snap],
             **params,
         ).fit(data.train, data.train_users)
         runs[loss] = {
-            "val_accuracy": [r.val_accuracy for r in ob.history_],
-            "val_distortion_m": [r.val_distortion for r in ob.history_],
+            "val_accuracy": ob.history_.column("val_accuracy"),
+            "val_distortion_m": ob.history_.column("val_distortion"),
             "snapshots": shots,
         }
     fig, axes = plt.subplots(2, len(ce["snapshots"]), figsize=(4 * len(ce["snapshots"]), 8.5))

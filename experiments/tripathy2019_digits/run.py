@@ -91,7 +91,7 @@ def main() -> None:
                 z_train, data.train_labels
             )
             fresh_acc = float(fresh.score(z_test, data.test_labels))
-            log_q = ppan.evaluate(data.test, data.test_labels, data.test)["log_q"]
+            log_q = ppan.evaluate(data.test, data.test_labels, data.test)["log_likelihood"]
             dist = float(
                 np.mean(
                     -(

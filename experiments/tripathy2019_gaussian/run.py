@@ -81,7 +81,7 @@ def judge(ppan: PPAN, test: tuple[np.ndarray, ...], h_x: float, seed: int) -> di
         "delta": float(ppan.delta),
         "distortion": float(((yt - z) ** 2).sum(axis=1).mean()),
         "gaussian_mi": gaussian_mi(xt, z),
-        "adversary_bound": h_x + ppan.evaluate(wt, xt, yt)["log_q"],
+        "adversary_bound": h_x + ppan.evaluate(wt, xt, yt)["log_likelihood"],
     }
 
 

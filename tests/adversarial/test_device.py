@@ -63,8 +63,8 @@ def test_building_and_fitting_leave_the_global_random_states_unchanged() -> None
     np.random.seed(7)  # noqa: NPY002 - the global state under test
     d = symmetric_pair(200, m=3, p=0.3, observation="useful", rng=0)
     before = _global_states()
-    _finite(0.2, rng=1).fit(d.w, d.x, d.y)  # PPAN.finite seeds its weights locally
-    fit_many([_finite(0.1, rng=2), _finite(0.4, rng=3)], (d.w, d.x, d.y))  # stacked
+    _finite(0.2, rng=1).fit(d.observed, d.sensitive, d.useful)  # PPAN.finite seeds its weights locally
+    fit_many([_finite(0.1, rng=2), _finite(0.4, rng=3)], (d.observed, d.sensitive, d.useful))  # stacked
     _assert_unchanged(before)
     g = np.random.default_rng(0)
     x = g.standard_normal((100, 1))
@@ -80,9 +80,9 @@ def test_building_and_fitting_leave_the_global_random_states_unchanged() -> None
 
 def test_same_seed_same_result_and_seeds_matter() -> None:
     d = symmetric_pair(200, m=3, p=0.3, observation="useful", rng=0)
-    a = _finite(0.2, rng=5).fit(d.w, d.x, d.y).channel()
-    b = _finite(0.2, rng=5).fit(d.w, d.x, d.y).channel()
-    c = _finite(0.2, rng=6).fit(d.w, d.x, d.y).channel()
+    a = _finite(0.2, rng=5).fit(d.observed, d.sensitive, d.useful).channel()
+    b = _finite(0.2, rng=5).fit(d.observed, d.sensitive, d.useful).channel()
+    c = _finite(0.2, rng=6).fit(d.observed, d.sensitive, d.useful).channel()
     assert np.array_equal(a, b) and not np.allclose(a, c)
     pts, users = _points()
 
@@ -91,7 +91,7 @@ def test_same_seed_same_result_and_seeds_matter() -> None:
             300.0, max_iter=2, hits=2, classifier_epochs=1, generator_epochs=1, rng=seed
         ).fit(pts, users)
 
-    s1, s2, s3 = (o.sample(pts[:20], rng=0) for o in (obf(3), obf(3), obf(4)))
+    s1, s2, s3 = (o.release(pts[:20], rng=0) for o in (obf(3), obf(3), obf(4)))
     assert np.array_equal(s1, s2) and not np.allclose(s1, s3)
 
 
@@ -108,21 +108,21 @@ def test_local_initialisation_draws_what_a_global_seed_would() -> None:
 def test_device_errors() -> None:
     d = symmetric_pair(50, m=3, p=0.3, observation="useful", rng=0)
     with pytest.raises(ValidationError, match="`device` must be"):
-        _finite(0.2, rng=0, device="tpu").fit(d.w, d.x, d.y)
+        _finite(0.2, rng=0, device="tpu").fit(d.observed, d.sensitive, d.useful)
     pts, users = _points()
     with pytest.raises(ValidationError, match="`device` must be"):
         Obfuscator(300.0, max_iter=1, device=3).fit(pts, users)
     if not HAS_CUDA:
         with pytest.raises(ValidationError, match="no CUDA device"):
-            _finite(0.2, rng=0, device="cuda").fit(d.w, d.x, d.y)
+            _finite(0.2, rng=0, device="cuda").fit(d.observed, d.sensitive, d.useful)
         with pytest.raises(ValidationError, match="no CUDA device"):
             Obfuscator(300.0, max_iter=1, device="cuda:0").fit(pts, users)
 
 
 def test_cpu_device_and_auto_give_numpy_results() -> None:
     d = symmetric_pair(100, m=3, p=0.3, observation="useful", rng=0)
-    m = _finite(0.2, rng=0, device="auto").fit(d.w, d.x, d.y)
-    assert isinstance(m.channel(), np.ndarray) and isinstance(m.release(d.w[:5]), np.ndarray)
+    m = _finite(0.2, rng=0, device="auto").fit(d.observed, d.sensitive, d.useful)
+    assert isinstance(m.channel(), np.ndarray) and isinstance(m.release(d.observed[:5]), np.ndarray)
     assert _finite(0.2, rng=0, device="cpu").get_params()["device"] == "cpu"
 
 
@@ -131,7 +131,7 @@ def test_cpu_device_and_auto_give_numpy_results() -> None:
 @needs_cuda
 def test_stacked_cuda_graph_equals_eager_cuda() -> None:
     sets = [symmetric_pair(300, m=3, p=0.3, observation="useful", rng=s) for s in range(4)]
-    data = [(s.w, s.x, s.y) for s in sets]
+    data = [(s.observed, s.sensitive, s.useful) for s in sets]
     deltas = [0.0, 0.2, 0.4, 0.6]
 
     def curve(graph: bool) -> list[PPAN]:
@@ -148,7 +148,7 @@ def test_stacked_cuda_graph_equals_eager_cuda() -> None:
     for a, b in zip(graphed, eager, strict=True):
         np.testing.assert_allclose(a.channel(), b.channel(), atol=1e-5)
         np.testing.assert_allclose(
-            [r["log_q"] for r in a.history_], [r["log_q"] for r in b.history_], atol=1e-5
+            a.history_.column("log_likelihood"), b.history_.column("log_likelihood"), atol=1e-5
         )
 
 
@@ -158,7 +158,7 @@ def test_cuda_graph_fallback_says_why() -> None:
     d = symmetric_pair(200, m=3, p=0.3, observation="useful", rng=0)
     ms = [_finite(dl, rng=k, device="cuda", schedule="cosine") for k, dl in enumerate([0.1, 0.4])]
     with pytest.warns(GraphFallbackWarning, match="cosine"):
-        fitted = fit_many(ms, (d.w, d.x, d.y))
+        fitted = fit_many(ms, (d.observed, d.sensitive, d.useful))
     assert not fitted[0].cuda_graph_
 
 
@@ -183,7 +183,7 @@ def test_gpu_curve_is_within_the_cpu_seed_spread() -> None:
             )
             for dl in deltas
         ]
-        fitted = fit_many(models, [(s.w, s.x, s.y) for s in sets])
+        fitted = fit_many(models, [(s.observed, s.sensitive, s.useful) for s in sets])
         out = []
         for s, p in zip(sets, fitted, strict=True):
             mi, dist = s.evaluate(p.channel())
@@ -215,7 +215,7 @@ def test_cuda_fits_return_numpy_and_save_loads_on_the_cpu(tmp_path: Path) -> Non
     assert all(not t.is_cuda for t in loaded.generator_.state_dict().values())
     for k, v in obf.generator_.state_dict().items():
         assert torch.equal(v.cpu(), loaded.generator_.state_dict()[k])
-    assert isinstance(loaded.sample(pts[:5], rng=0), np.ndarray)
+    assert isinstance(loaded.release(pts[:5], rng=0), np.ndarray)
 
 
 @pytest.mark.gpu
@@ -251,4 +251,4 @@ def test_obfuscator_classifier_graph_equals_eager() -> None:
     for a, b in zip(graphed.history_, eager.history_, strict=True):
         assert a.train_accuracy == pytest.approx(b.train_accuracy, abs=1e-2)
         assert a.mutual_information == pytest.approx(b.mutual_information, abs=1e-2)
-    np.testing.assert_allclose(graphed.sample(pts, rng=1), eager.sample(pts, rng=1), atol=5.0)
+    np.testing.assert_allclose(graphed.release(pts, rng=1), eager.release(pts, rng=1), atol=5.0)

@@ -73,18 +73,18 @@ def _fit_and_release(**params: object) -> tuple[Obfuscator, np.ndarray, np.ndarr
     }
     ob = Obfuscator(60.0, **{**settings, **params}).fit(train, users)  # type: ignore[arg-type]
     src = np.repeat(test, 20, axis=0)
-    return ob, src, np.repeat(test_users, 20), ob.sample(src, rng=2)
+    return ob, src, np.repeat(test_users, 20), ob.release(src, rng=2)
 
 
 def test_learned_mechanism_beats_laplace_within_budget_on_held_out_points() -> None:
     ob, src, lab, z = _fit_and_release()
     bounds = (-400, 400, -400, 400)
     learned = bayes_error_grid(z, lab, bounds=bounds, cells=40)
-    lap = PlanarLaplace.epsilon_for_distortion(60.0).sample(src, rng=3)
+    lap = PlanarLaplace.epsilon_for_distortion(60.0).release(src, rng=3)
     laplace = bayes_error_grid(lap, lab, bounds=bounds, cells=40)
     assert np.linalg.norm(z - src, axis=1).mean() <= 60.0 * 1.02
     assert learned > laplace + 0.1
-    assert ob.val_accuracy_ < 0.75 and len(ob.history_) == ob.n_iter_ >= ob.best_iteration_
+    assert ob.val_accuracy_ < 0.75 and len(ob.history_) == ob.n_iter_ > ob.best_epoch_ >= 0
 
 
 def test_save_load_round_trip_and_callback(tmp_path) -> None:
@@ -99,12 +99,12 @@ def test_save_load_round_trip_and_callback(tmp_path) -> None:
         generator_hidden=(8,),
         classifier_hidden=(8,),
         rng=0,
-        callback=lambda rec, est: seen.append((rec.iteration, est.sample(train[:3], rng=0))),
+        callbacks=[lambda rec, est: seen.append((rec["epoch"], est.release(train[:3], rng=0)))],
     ).fit(train, np.where(users == 0, "alice", "bob"))
-    assert [i for i, _ in seen] == [1, 2] and seen[0][1].shape == (3, 2)
+    assert [i for i, _ in seen] == [0, 1] and seen[0][1].shape == (3, 2)
     ob.save(tmp_path / "ob.json")
     back = Obfuscator.load(tmp_path / "ob.json")
-    assert np.array_equal(back.sample(train, rng=5), ob.sample(train, rng=5))
+    assert np.array_equal(back.release(train, rng=5), ob.release(train, rng=5))
     assert back.users_.tolist() == ["alice", "bob"] and back.history_ == ob.history_
 
 
@@ -129,11 +129,11 @@ def test_cross_entropy_option_runs_and_bad_inputs() -> None:
         Obfuscator(-1.0).fit(train, users)
     with pytest.raises(ValidationError, match="`noise_dim` must be an int >= 3"):
         Obfuscator(60.0, noise_dim=2).fit(train, users)
-    with pytest.raises(ValidationError, match=r"`points` must be a finite, non-empty \(n, 2\)"):
+    with pytest.raises(ValidationError, match=r"`observed` must be a finite, non-empty \(n, 2\)"):
         Obfuscator(60.0).fit(train[:, :1], users)
-    with pytest.raises(ValidationError, match="`users` must have one label per point"):
+    with pytest.raises(ValidationError, match="`sensitive` must have one label per point"):
         Obfuscator(60.0).fit(train, users[:3])
-    with pytest.raises(ValidationError, match="`users` must hold at least 2 users"):
+    with pytest.raises(ValidationError, match="`sensitive` must hold at least 2 users"):
         Obfuscator(60.0).fit(train, np.zeros(len(train)))
 
 
@@ -146,10 +146,10 @@ def test_anchor_generator_releases_only_anchors_mixes_users_and_round_trips(tmp_
     assert np.linalg.norm(z - src, axis=1).mean() <= 60.0 * 1.02
     bounds = (-400, 400, -400, 400)
     assert bayes_error_grid(z, lab, bounds=bounds, cells=40) > 0.3
-    assert ob.history_[0].val_accuracy > 0.9 > 0.75 > ob.val_accuracy_
+    assert ob.history_[0]["val_accuracy"] > 0.9 > 0.75 > ob.val_accuracy_
     ob.save(tmp_path / "anchors.json")
     back = Obfuscator.load(tmp_path / "anchors.json")
-    assert np.array_equal(back.sample(src, rng=5), ob.sample(src, rng=5))
+    assert np.array_equal(back.release(src, rng=5), ob.release(src, rng=5))
 
 
 def test_anchor_generator_loss_terms_are_exact_expectations() -> None:
@@ -206,14 +206,14 @@ def test_bayes_attacker_mixes_users_within_budget_on_held_out_points(tmp_path) -
     assert np.abs(z[:, None] - anchors[None]).sum(axis=-1).min(axis=1).max() < 1e-3
     assert np.linalg.norm(z - src, axis=1).mean() <= 60.0
     # G0 (anchors near each point) separates the two users; the kept generator mixes them
-    assert ob.history_[0].val_accuracy > 0.95
+    assert ob.history_[0]["val_accuracy"] > 0.95
     assert bayes_error_grid(z, lab, bounds=(-400, 400, -400, 400), cells=40) > 0.4
-    best = ob.history_[ob.best_iteration_ - 1]
-    assert ob.val_accuracy_ == best.val_accuracy < 0.6 and best.val_distortion <= 60.0
+    best = ob.history_[ob.best_epoch_]
+    assert ob.val_accuracy_ == best["val_accuracy"] < 0.6 and best["val_distortion"] <= 60.0
     ob.save(tmp_path / "bayes.json")
     back = Obfuscator.load(tmp_path / "bayes.json")
     assert back.attacker == "bayes"
-    assert np.array_equal(back.sample(src, rng=5), ob.sample(src, rng=5))
+    assert np.array_equal(back.release(src, rng=5), ob.release(src, rng=5))
 
 
 def test_bayes_attacker_needs_the_anchors_generator_and_the_mi_loss() -> None:

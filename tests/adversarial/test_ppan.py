@@ -42,25 +42,25 @@ def _finite_ppan(n_observed: int, delta: float, epochs: int, **params: object) -
 def _useful_data_ppan(n: int, epochs: int, **params: object) -> tuple[SymmetricPair, PPAN]:
     """PPAN on the useful-data symmetric pair m = 4, p = 0.3, budget 0.25."""
     data = symmetric_pair(n, m=4, p=0.3, observation="useful", rng=0)
-    return data, _finite_ppan(4, 0.25, epochs, **params).fit(data.w, data.x, data.y)
+    return data, _finite_ppan(4, 0.25, epochs, **params).fit(data.observed, data.sensitive, data.useful)
 
 
 def test_finite_ppan_reaches_the_useful_data_optimum() -> None:
     seen = []
-    data, ppan = _useful_data_ppan(3000, 60, callbacks=[lambda epoch, rec, est: seen.append(epoch)])
+    data, ppan = _useful_data_ppan(3000, 60, callbacks=[lambda rec, est: seen.append(rec["epoch"])])
     mi, dist = data.evaluate(ppan.channel())
-    optimum = theory.symmetric_pair(dist, m=4, p=0.3, observation="useful")
+    optimum = theory.symmetric_pair_optimum(dist, m=4, p=0.3, observation="useful")
     assert dist == pytest.approx(0.25, abs=0.02)
     assert optimum - 1e-9 <= mi <= optimum + 0.01  # never below the optimum, and close to it
     assert seen == list(range(60)) and len(ppan.history_) == 60
-    codes = ppan.release(data.w[:500], rng=1)
+    codes = ppan.release(data.observed[:500], rng=1)
     assert codes.shape == (500,) and set(np.unique(codes)) <= set(range(4))
 
 
 def test_cosine_schedule_anneals_every_step_size_to_zero() -> None:
     lrs: list[tuple[float, float]] = []
 
-    def record(epoch: int, rec: dict[str, float], est: PPAN) -> None:
+    def record(rec: dict[str, float], est: PPAN) -> None:
         lrs.append((est._mech_opt.param_groups[0]["lr"], est._adv_opt.param_groups[0]["lr"]))
 
     data, ppan = _useful_data_ppan(2000, 40, schedule="cosine", callbacks=[record])
@@ -69,7 +69,7 @@ def test_cosine_schedule_anneals_every_step_size_to_zero() -> None:
     assert half == pytest.approx((0.025, 0.05))
     assert lrs[-1][0] < 0.05 * 0.01 and lrs[-1][1] < 0.1 * 0.01
     mi, dist = data.evaluate(ppan.channel())  # and it still solves the problem
-    optimum = theory.symmetric_pair(dist, m=4, p=0.3, observation="useful")
+    optimum = theory.symmetric_pair_optimum(dist, m=4, p=0.3, observation="useful")
     assert 0.15 < dist <= 0.25 + 0.01
     assert optimum - 1e-9 <= mi <= optimum + 0.01
 
@@ -90,11 +90,11 @@ def test_factored_mechanism_shares_attributes_and_fills_unseen_cells() -> None:
     # trained on the full-data symmetric pair without any sample of the cell (x, y) = (1, 2), that
     # cell still releases its y = 2 (what cells with y = 2 learned); a plain matrix keeps it uniform
     data = symmetric_pair(1000, m=4, p=0.3, observation="full", rng=1)
-    keep = data.w != 1 * 4 + 2
+    keep = data.observed != 1 * 4 + 2
     rows = {}
     for shape in (None, (4, 4)):
         ppan = _finite_ppan(16, 0.1, 40, observed_shape=shape)
-        ppan.fit(data.w[keep], data.x[keep], data.y[keep])
+        ppan.fit(data.observed[keep], data.sensitive[keep], data.useful[keep])
         rows[shape] = ppan.channel()[6]
     assert isinstance(ppan.mechanism, FactoredMechanism)
     assert np.allclose(rows[None], 0.25) and rows[(4, 4)][2] > 0.4
@@ -123,8 +123,8 @@ def test_gaussian_ppan_meets_the_budget_and_approaches_prop_1() -> None:
     mi = gaussian_mi(xt, z)
     assert dist == pytest.approx(0.4, abs=0.05)
     assert mi == pytest.approx(theory.gaussian_useful_data(dist, rho=0.85), abs=0.05)
-    assert "val_log_q" in ppan.history_[-1]
-    bound = 0.5 * math.log(2 * math.pi * math.e) + ppan.evaluate(yt, xt, yt)["log_q"]
+    assert "val_log_likelihood" in ppan.history_[-1]
+    bound = 0.5 * math.log(2 * math.pi * math.e) + ppan.evaluate(yt, xt, yt)["log_likelihood"]
     assert bound <= mi + 0.05  # the adversary's variational estimate sits below the true MI
 
 
@@ -172,15 +172,15 @@ def test_gaussian_mi_and_bad_inputs() -> None:
     data = symmetric_pair(100, m=3, rng=0)
     make = lambda **kw: PPAN.finite(1 - np.eye(3), n_observed=3, n_sensitive=3, **kw)  # noqa: E731
     with pytest.raises(ValidationError, match="`penalty` must be one of"):
-        make(penalty="hinge").fit(data.w, data.x, data.y)
+        make(penalty="hinge").fit(data.observed, data.sensitive, data.useful)
     with pytest.raises(ValidationError, match="`schedule` must be one of"):
-        make(schedule="step").fit(data.w, data.x, data.y)
+        make(schedule="step").fit(data.observed, data.sensitive, data.useful)
     with pytest.raises(ValidationError, match="`epochs` must be a positive int"):
-        make(epochs=0).fit(data.w, data.x, data.y)
+        make(epochs=0).fit(data.observed, data.sensitive, data.useful)
     with pytest.raises(ValidationError, match="`gamma` must be 0 unless"):
-        make(gamma=1.0).fit(data.w, data.x, data.y)
+        make(gamma=1.0).fit(data.observed, data.sensitive, data.useful)
     with pytest.raises(ValidationError, match="one row per sample"):
-        make().fit(data.w, data.x[:5], data.y)
+        make().fit(data.observed, data.sensitive[:5], data.useful)
     with pytest.raises(ValidationError, match="`observed_shape` must be positive ints"):
         PPAN.finite(1 - np.eye(3), n_observed=9, n_sensitive=3, observed_shape=(3, 2))
     with pytest.raises(ValidationError, match="`observed_shape` must be positive ints"):

@@ -14,8 +14,9 @@ from ._families import (
     squared_error,
 )
 from ._mi import batch_mutual_information
-from ._obfuscator import IterationRecord, Obfuscator
-from ._ppan import PPAN, gaussian_mi
+from ._gaussian import gaussian_mi
+from ._obfuscator import Obfuscator
+from ._ppan import PPAN
 from ._runtime import GraphFallbackWarning
 
 __all__ = [
@@ -25,7 +26,6 @@ __all__ = [
     "GaussianAdversary",
     "GaussianMechanism",
     "GraphFallbackWarning",
-    "IterationRecord",
     "MatrixMechanism",
     "Obfuscator",
     "SeedNoiseMechanism",

@@ -14,8 +14,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ..estimators._torch_utils import require_torch
-from ._runtime import GraphFallbackWarning
+from .._torch import torch
+from ._runtime import GraphFallbackWarning, capture, warm_up
 
 __all__ = ["ClassifierRounds"]
 
@@ -42,8 +42,8 @@ class ClassifierRounds:
         self._opt: Any = None
 
     def train(self, zn: Any, x: Any, tg: Any) -> None:
-        """One round: reset to C_0, then ``epochs`` passes over ``(zn, x)`` in batches."""
-        torch = require_torch()
+        """One round: reset to C_0, then ``epochs`` passes over ``(zn, x)`` (normalised
+        releases, user codes) in batches drawn from the generator ``tg``."""
         if not (self.graph_wanted and zn.is_cuda and self.reason is None):
             self._eager(zn, x, tg)
             return
@@ -67,11 +67,7 @@ class ClassifierRounds:
             if self.graph is not None:
                 self.graph.replay()
             elif epoch == 0 and not self._opt.state:  # eager warm-up on a side stream
-                side = torch.cuda.Stream(device=zn.device)
-                side.wait_stream(torch.cuda.current_stream(zn.device))
-                with torch.cuda.stream(side):
-                    self._epoch()
-                torch.cuda.current_stream(zn.device).wait_stream(side)
+                warm_up(self._epoch, zn.device)
             else:
                 self._capture()
                 if self.graph is None:  # capture failed: this round and the next run eagerly
@@ -82,7 +78,6 @@ class ClassifierRounds:
 
     # ------------------------------------------------------------------ pieces
     def _epoch(self) -> None:
-        torch = require_torch()
         assert self._static is not None
         zs, xs, order = self._static
         for lo in range(0, len(zs), self.batch_size):
@@ -93,19 +88,14 @@ class ClassifierRounds:
             self._opt.step()
 
     def _capture(self) -> None:
-        torch = require_torch()
-        graph = torch.cuda.CUDAGraph()
-        try:
-            with torch.cuda.graph(graph):
-                self._epoch()
-        except RuntimeError as exc:
-            self._fallback(f"capturing the classifier epoch failed ({str(exc).splitlines()[0]})")
+        graph, reason = capture(self._epoch, "the classifier epoch")
+        if reason is not None:
+            self._fallback(reason)
             return
         self.graph = graph
 
     def _reset(self) -> None:
         """C_0's weights and a fresh Adam's state, in place (the graph's buffers stay put)."""
-        torch = require_torch()
         with torch.no_grad():
             for name, p in self.clf.state_dict().items():
                 p.copy_(self.c0_state[name])
@@ -125,7 +115,6 @@ class ClassifierRounds:
         )
 
     def _eager(self, zn: Any, x: Any, tg: Any) -> None:
-        torch = require_torch()
         self.clf.load_state_dict(self.c0_state)
         opt = torch.optim.Adam(self.clf.parameters(), lr=self.lr)
         self.clf.train()

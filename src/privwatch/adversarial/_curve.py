@@ -14,17 +14,22 @@ from ._stacked import can_stack, fit_stacked
 
 __all__ = ["fit_many"]
 
-Data = tuple[ArrayLike, ArrayLike, ArrayLike]
+#: ``(observed, sensitive)`` or ``(observed, sensitive, useful)`` samples of one model.
+Data = tuple[ArrayLike, ...]
 
 
 def _fit_chunk(models: list[Any], data: list[Data], threads: int | None) -> list[Any]:
     if threads is not None:  # one torch thread per worker: the workers share the cores
-        from ..estimators._torch_utils import require_torch
+        from .._torch import torch
 
-        require_torch().set_num_threads(threads)
+        torch.set_num_threads(threads)
     if len(models) > 1:
         return fit_stacked(models, data)
     return [models[0].fit(*data[0])]
+
+
+def _is_one_sample_set(data: Any) -> bool:
+    return isinstance(data, tuple) and len(data) in (2, 3) and not isinstance(data[0], tuple)
 
 
 def fit_many(
@@ -39,8 +44,9 @@ def fit_many(
     fitted, in order; with ``n_jobs > 1`` the fits run in that many worker processes (joblib),
     each with one torch thread, so a 20-point curve uses every core.
 
-    ``data`` is one ``(w, x, y)`` triple shared by all models, or one triple per model (a fresh
-    draw per delta, as in Tripathy, Wang, Ishwar §III). Each model keeps its own ``rng`` and
+    ``data`` is one ``(observed, sensitive)`` or ``(observed, sensitive, useful)`` tuple shared
+    by all models (see :meth:`PPAN.fit`), or a list of one such tuple per model (a fresh draw
+    per delta, as in Tripathy, Wang, Ishwar §III). Each model keeps its own ``rng`` and
     initial weights, so the result is the same for every ``n_jobs``.
 
     With ``stack=True`` (default), finite-alphabet PPANs of one shape and one set of settings
@@ -52,21 +58,21 @@ def fit_many(
     if not models:
         raise ValidationError("`models` must hold at least one model; got none.")
     check_positive_int(n_jobs, "n_jobs")
-    triples: list[Data]
-    if isinstance(data, tuple) and len(data) == 3 and not isinstance(data[0], tuple):
-        triples = [data] * len(models)
+    samples: list[Data]
+    if _is_one_sample_set(data):
+        samples = [data] * len(models)  # type: ignore[list-item]
     else:
-        triples = list(data)
-        if len(triples) != len(models) or any(len(t) != 3 for t in triples):
+        samples = list(data)  # type: ignore[arg-type]
+        if len(samples) != len(models) or any(len(t) not in (2, 3) for t in samples):
             raise ValidationError(
-                f"`data` must be one (w, x, y) triple or one per model ({len(models)}); got "
-                f"{len(triples)} entries."
+                f"`data` must be one (observed, sensitive[, useful]) tuple or one per model "
+                f"({len(models)}); got {len(samples)} entries."
             )
-    if stack and can_stack(models, triples):  # finite PPANs: n_jobs stacked runs, one per core
+    if stack and can_stack(models, samples):  # finite PPANs: n_jobs stacked runs, one per core
         parts = np.array_split(np.arange(len(models)), min(n_jobs, len(models)))
-        chunks = [([models[i] for i in p], [triples[i] for i in p]) for p in parts]
+        chunks = [([models[i] for i in p], [samples[i] for i in p]) for p in parts]
     else:  # one model per task
-        chunks = [([m], [d]) for m, d in zip(models, triples, strict=True)]
+        chunks = [([m], [d]) for m, d in zip(models, samples, strict=True)]
     if n_jobs == 1:
         from rich.progress import track
 

@@ -19,83 +19,84 @@ over all training points (full batch). The held-out check is the same as in Algo
 every round of steps, the Bayes attacker's accuracy on the validation points (its own posterior,
 fitted on them) and the displacement there; the generator kept is the most private within the
 budget.
+
+Notation (Romanelli et al.): observed = W (true location), sensitive = X (user), release = Z.
 """
 
 from __future__ import annotations
 
-import copy
-import math
-from collections.abc import Callable
 from typing import Any
 
-from ..estimators._torch_utils import adam, require_torch
+from .._torch import adam, torch
+from .._trainer import Trainer
 from ._mi import batch_mutual_information
 
-__all__ = ["exact_leakage", "train_against_bayes"]
+__all__ = ["BayesGame", "exact_leakage"]
 
 
 def exact_leakage(probs: Any, onehot: Any) -> tuple[Any, Any]:
-    """(I(X; Z) in nats, Bayes error) of release probabilities ``probs`` (n, K) for points of
-    users ``onehot`` (n, |X|), under the empirical distribution of the points."""
+    """(I(sensitive; release) in nats, Bayes error) of release probabilities ``probs`` (n, K)
+    for points of users ``onehot`` (n, n_users), under the empirical distribution of the
+    points."""
     targets = onehot.to(probs.dtype)
-    joint = targets.T @ probs / len(probs)  # (|X|, K)
+    joint = targets.T @ probs / len(probs)  # (n_users, K)
     mi = batch_mutual_information(targets, probs, eps=1e-30)  # far anchors have p << 1e-12
     return mi, 1.0 - joint.max(dim=0).values.sum()
 
 
-def train_against_bayes(
-    gen: Any,
-    train: tuple[Any, Any],
-    val: tuple[Any, Any],
-    n_users: int,
-    *,
-    target: float,
-    budget: float,
-    alpha: float,
-    beta: float,
-    lr: float,
-    steps: int,
-    max_iter: int,
-    patience: int,
-    on_round: Callable[[int, float, float, float, float], None],
-) -> tuple[dict[str, Any], int, float]:
-    """Descend the exact leakage for up to ``max_iter`` rounds of ``steps`` full-batch steps.
+class BayesGame(Trainer):
+    """Descend the exact leakage: per epoch, ``generator_epochs`` full-batch steps (from the
+    second epoch on), then the check — the Bayes attacker's accuracy on the training and the
+    validation points, and the displacement there — so that each record measures the generator
+    the next steps start from, as in Algorithm 1's classifier rounds."""
 
-    ``on_round(round, train_accuracy, val_accuracy, val_distortion, val_mi)`` is called before
-    each round's steps (it sees the generator the round's check measured, like Algorithm 1's
-    classifier rounds) and may raise to stop. Returns (kept state, its round, its validation
-    accuracy of the Bayes attacker).
-    """
-    torch = require_torch()
-    w_tr, x_tr = train
-    w_va, x_va = val
-    oh_tr = torch.nn.functional.one_hot(x_tr, n_users).double()
-    oh_va = torch.nn.functional.one_hot(x_va, n_users).double()
-    opt = adam(gen.parameters(), lr)
-    best_acc, best_state, best_it, stale = math.inf, copy.deepcopy(gen.state_dict()), 0, 0
-    for it in range(1, max_iter + 1):
-        with torch.no_grad():
-            p_tr, _ = gen.probs(w_tr)
-            p_va, d_va = gen.probs(w_va)
-            _, be_tr = exact_leakage(p_tr.double(), oh_tr)
-            mi_va, be_va = exact_leakage(p_va.double(), oh_va)
-            val_dist = float((p_va * d_va).sum(dim=1).mean())
-        val_acc = 1.0 - float(be_va)
-        on_round(it, 1.0 - float(be_tr), val_acc, val_dist, float(mi_va))
-        if val_acc < best_acc - 1e-6 and val_dist <= budget:
-            best_acc, best_state, best_it, stale = val_acc, copy.deepcopy(gen.state_dict()), it, 0
-        else:
-            stale += 1
-        if stale >= patience:
-            break
-        gen.train()
-        for _ in range(steps):
-            p, d = gen.probs(w_tr)
-            mi, _ = exact_leakage(p.double(), oh_tr)
+    def __init__(
+        self,
+        obfuscator: Any,
+        gen: Any,
+        train: tuple[Any, Any],
+        validation: tuple[Any, Any],
+        *,
+        n_users: int,
+        target: float,
+        stopping: list[Any],
+    ) -> None:
+        super().__init__(obfuscator, epochs=obfuscator.max_iter, callbacks=stopping)
+        self.gen, self.target = gen, target
+        self.train_points, self.val_points = train[0], validation[0]
+        self.train_onehot = torch.nn.functional.one_hot(train[1], n_users).double()
+        self.val_onehot = torch.nn.functional.one_hot(validation[1], n_users).double()
+        self.opt = adam(gen.parameters(), obfuscator.generator_lr)
+
+    def _descend(self) -> None:
+        obf = self.model
+        self.gen.train()
+        for _ in range(obf.generator_epochs):
+            p, d = self.gen.probs(self.train_points)
+            mi, _ = exact_leakage(p.double(), self.train_onehot)
             dist = (p * d).sum(dim=1).mean()
-            loss = alpha * torch.nn.functional.softplus(dist - target) + beta * mi.float()
-            opt.zero_grad()
+            softplus = torch.nn.functional.softplus(dist - self.target)
+            loss = obf.alpha * softplus + obf.beta * mi.float()
+            self.opt.zero_grad()
             loss.backward()
-            opt.step()
-        gen.eval()
-    return best_state, best_it, best_acc
+            self.opt.step()
+        self.gen.eval()
+
+    def train_epoch(self, epoch: int) -> dict[str, float]:
+        if epoch > 0:
+            self._descend()
+        with torch.no_grad():
+            p_tr, _ = self.gen.probs(self.train_points)
+            _, bayes_error = exact_leakage(p_tr.double(), self.train_onehot)
+        return {"train_accuracy": 1.0 - float(bayes_error)}
+
+    def validation_step(self, epoch: int) -> dict[str, float]:
+        with torch.no_grad():
+            p_va, d_va = self.gen.probs(self.val_points)
+            mi, bayes_error = exact_leakage(p_va.double(), self.val_onehot)
+            dist = float((p_va * d_va).sum(dim=1).mean())
+        return {
+            "val_accuracy": 1.0 - float(bayes_error),
+            "val_distortion": dist,
+            "val_mutual_information": float(mi),
+        }

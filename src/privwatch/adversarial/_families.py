@@ -1,9 +1,14 @@
 """Release mechanisms, adversaries and distortions for PPAN (Tripathy, Wang, Ishwar §II-C).
 
-Every mechanism is a ``torch.nn.Module`` with ``release(w, generator)`` returning either a
-sample z (continuous families) or the full conditional P(z | w) (the finite-alphabet matrix,
-``exact = True``: the loss takes the expectation of eq. (6) instead of sampling). Every adversary
-maps a release to ``log_q(x, z)``, the log of its posterior Q(x | z) at the true x.
+Every mechanism is a ``torch.nn.Module`` with ``release(observed, generator)`` returning either
+a sampled release (continuous families) or the full conditional P(release | observed) (the
+finite-alphabet matrix, ``exact = True``: the loss takes the expectation of eq. (6) instead of
+sampling). Every adversary maps a release to ``log_likelihood(sensitive, release)``, the log of
+its posterior at the true sensitive value. Distortions are ``distortion(useful, release)`` per
+sample.
+
+Notation (Tripathy, Wang, Ishwar): observed = W, sensitive = X, useful = Y, release = Z; the
+adversary's posterior is Q(x | z).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..estimators._torch_utils import mlp, require_torch
+from .._torch import mlp, torch
 
 __all__ = [
     "CategoricalAdversary",
@@ -26,32 +31,33 @@ __all__ = [
     "squared_error",
 ]
 
-torch = require_torch()
 nn = torch.nn
 
 
 class MatrixMechanism(nn.Module):  # type: ignore[misc,name-defined]
-    """Finite alphabets: P(z | w) = softmax(G[w]) for w in 0..n_w-1 (one linear layer on the
-    one-hot w, no bias, §III-A1). ``release`` returns the (n, n_z) matrix of P(z | w_i)."""
+    """Finite alphabets: P(release | observed) = softmax(G[observed]) for observed codes
+    0..n_observed-1 (one linear layer on the one-hot observation, no bias, §III-A1).
+    ``release`` returns the (n, n_outputs) matrix of P(. | observed_i)."""
 
     exact = True
 
-    def __init__(self, n_w: int, n_z: int) -> None:
+    def __init__(self, n_observed: int, n_outputs: int) -> None:
         super().__init__()
-        self.logits = nn.Parameter(torch.zeros(n_w, n_z))
+        self.logits = nn.Parameter(torch.zeros(n_observed, n_outputs))
 
-    def release(self, w: Any, generator: Any = None) -> Any:
-        return torch.softmax(self.logits[w], dim=1)
+    def release(self, observed: Any, generator: Any = None) -> Any:
+        return torch.softmax(self.logits[observed], dim=1)
 
     def channel(self) -> Any:
-        """The (n_w, n_z) row-stochastic matrix of the mechanism."""
+        """The (n_observed, n_outputs) row-stochastic matrix of the mechanism."""
         with torch.no_grad():
             return torch.softmax(self.logits, dim=1)
 
 
 def factored_logits(factors: Sequence[Any], interaction: Any, codes: Any) -> Any:
-    """C[w] + sum_j A_j[w_j] for every cell w (``codes[w]`` = its attribute values); the tables
-    may carry leading batch axes, e.g. (models, n_values, n_z) for stacked fits."""
+    """C[o] + sum_j A_j[o_j] for every observed cell o (``codes[o]`` = its attribute values);
+    the tables may carry leading batch axes, e.g. (models, n_values, n_outputs) for stacked
+    fits."""
     out = interaction
     for j, table in enumerate(factors):
         out = out + table[..., codes[:, j], :]
@@ -59,42 +65,45 @@ def factored_logits(factors: Sequence[Any], interaction: Any, codes: Any) -> Any
 
 
 class FactoredMechanism(nn.Module):  # type: ignore[misc,name-defined]
-    r"""Finite alphabets, W a tuple of attributes (w_1, ..., w_k) with sizes ``shape`` and
-    w the flat (row-major) code: P(z | w) = softmax(sum_j A_j[w_j] + C[w]).
+    r"""Finite alphabets, the observation a tuple of attributes (o_1, ..., o_k) with sizes
+    ``shape`` and o its flat (row-major) code: P(release | o) = softmax(sum_j A_j[o_j] + C[o]).
 
     As expressive as :class:`MatrixMechanism` (C alone is the full matrix), but cells that share
     an attribute value share A_j: a cell seen rarely or never in training borrows what the
     others learned instead of keeping its initial row (uniform release). For the full-data
-    symmetric pair (W = (X, Y)) this is what brings PPAN within 0.03 nats of the optimum on 1,000
+    symmetric pair (observed = (sensitive, useful)) this is what brings PPAN within 0.03 nats of the optimum on 1,000
     samples (experiments/tripathy2019_symmetric_pair). All parameters start at 0 (uniform).
     """
 
     exact = True
 
-    def __init__(self, shape: Sequence[int], n_z: int) -> None:
+    def __init__(self, shape: Sequence[int], n_outputs: int) -> None:
         super().__init__()
         self.shape = tuple(int(s) for s in shape)
-        self.factors = nn.ParameterList([nn.Parameter(torch.zeros(s, n_z)) for s in self.shape])
-        self.interaction = nn.Parameter(torch.zeros(math.prod(self.shape), n_z))
+        self.factors = nn.ParameterList(
+            [nn.Parameter(torch.zeros(s, n_outputs)) for s in self.shape]
+        )
+        self.interaction = nn.Parameter(torch.zeros(math.prod(self.shape), n_outputs))
         codes = torch.cartesian_prod(*(torch.arange(s) for s in self.shape))
         self.register_buffer("codes", codes.reshape(-1, len(self.shape)))
 
     @property
     def logits(self) -> Any:
-        """(n_w, n_z) logits of every cell."""
+        """(n_observed, n_outputs) logits of every cell."""
         return factored_logits(list(self.factors), self.interaction, self.codes)
 
-    def release(self, w: Any, generator: Any = None) -> Any:
-        return torch.softmax(self.logits[w], dim=1)
+    def release(self, observed: Any, generator: Any = None) -> Any:
+        return torch.softmax(self.logits[observed], dim=1)
 
     def channel(self) -> Any:
-        """The (n_w, n_z) row-stochastic matrix of the mechanism."""
+        """The (n_observed, n_outputs) row-stochastic matrix of the mechanism."""
         with torch.no_grad():
             return torch.softmax(self.logits, dim=1)
 
 
 class GaussianMechanism(nn.Module):  # type: ignore[misc,name-defined]
-    """z = mu(w) + sigma(w) * eps, eps ~ N(0, I): the reparameterisation trick (§II-C2)."""
+    """release = mu(observed) + sigma(observed) * eps, eps ~ N(0, I): the reparameterisation
+    trick (§II-C2)."""
 
     exact = False
 
@@ -103,15 +112,16 @@ class GaussianMechanism(nn.Module):  # type: ignore[misc,name-defined]
         self.net = mlp(n_in, hidden, 2 * n_out)
         self.n_out = n_out
 
-    def release(self, w: Any, generator: Any = None) -> Any:
-        out = self.net(w)
+    def release(self, observed: Any, generator: Any = None) -> Any:
+        out = self.net(observed)
         mu, log_sigma = out[:, : self.n_out], out[:, self.n_out :]
         eps = torch.randn(mu.shape, generator=generator, device=mu.device)
         return mu + torch.exp(log_sigma) * eps
 
 
 class SeedNoiseMechanism(nn.Module):  # type: ignore[misc,name-defined]
-    """z = f(w, u) with seed noise u ~ Uniform[-1, 1]^noise_dim: a universal approximator of
+    """release = f(observed, u) with seed noise u ~ Uniform[-1, 1]^noise_dim: a universal
+    approximator of
     release distributions (§II-C3). ``activation``: relu (the paper's), tanh, elu or softplus;
     with very narrow layers a smooth activation avoids dead units that cut the seed noise off."""
 
@@ -129,14 +139,16 @@ class SeedNoiseMechanism(nn.Module):  # type: ignore[misc,name-defined]
         self.net = mlp(n_in + noise_dim, hidden, n_out, activation=activation)
         self.noise_dim = noise_dim
 
-    def release(self, w: Any, generator: Any = None) -> Any:
-        u = 2 * torch.rand((w.shape[0], self.noise_dim), generator=generator, device=w.device) - 1
-        return self.net(torch.cat([w, u], dim=1))
+    def release(self, observed: Any, generator: Any = None) -> Any:
+        shape = (observed.shape[0], self.noise_dim)
+        u = 2 * torch.rand(shape, generator=generator, device=observed.device) - 1
+        return self.net(torch.cat([observed, u], dim=1))
 
 
 class CategoricalAdversary(nn.Module):  # type: ignore[misc,name-defined]
-    """Q(x | z) = softmax(net(z)). For a finite release alphabet (``n_z`` classes, z given as
-    P(z | w) rows or one-hot), ``hidden=()`` and no bias is the paper's matrix A (§III-A1)."""
+    """Posterior of a finite sensitive attribute given the release: softmax(net(release)). For
+    a finite release alphabet (releases given as rows of P(release | observed) or one-hot),
+    ``hidden=()`` and no bias is the paper's matrix A (§III-A1)."""
 
     def __init__(
         self,
@@ -152,52 +164,62 @@ class CategoricalAdversary(nn.Module):  # type: ignore[misc,name-defined]
         else:
             self.net = mlp(n_in, hidden, n_classes, activation=activation)
 
-    def log_posterior(self, z: Any) -> Any:
-        """(n, n_classes) log Q(. | z)."""
-        return torch.log_softmax(self.net(z), dim=1)
+    def log_posterior(self, release: Any) -> Any:
+        """(n, n_classes) log-posterior of every sensitive value given each release."""
+        return torch.log_softmax(self.net(release), dim=1)
 
-    def log_q(self, x: Any, z: Any) -> Any:
-        return self.log_posterior(z).gather(1, x.view(-1, 1)).squeeze(1)
+    def log_likelihood(self, sensitive: Any, release: Any) -> Any:
+        """Per-sample log-posterior of the true ``sensitive`` code."""
+        return self.log_posterior(release).gather(1, sensitive.view(-1, 1)).squeeze(1)
 
 
 class GaussianAdversary(nn.Module):  # type: ignore[misc,name-defined]
-    """Q(x | z) = N(x; mu(z), diag(sigma^2(z))) with (mu, log sigma^2) from a network (§III-B)."""
+    """Posterior N(sensitive; mu(release), diag(sigma^2(release))) of a continuous sensitive
+    vector, (mu, log sigma^2) from a network (§III-B)."""
 
     def __init__(
-        self, n_in: int, n_x: int, hidden: Sequence[int] = (20, 20), activation: str = "relu"
+        self,
+        n_in: int,
+        n_sensitive: int,
+        hidden: Sequence[int] = (20, 20),
+        activation: str = "relu",
     ) -> None:
         super().__init__()
-        self.net = mlp(n_in, hidden, 2 * n_x, activation=activation)
-        self.n_x = n_x
+        self.net = mlp(n_in, hidden, 2 * n_sensitive, activation=activation)
+        self.n_sensitive = n_sensitive
 
-    def log_q(self, x: Any, z: Any) -> Any:
-        out = self.net(z)
-        mu, log_var = out[:, : self.n_x], out[:, self.n_x :].clamp(-12.0, 12.0)
-        return (-0.5 * (math.log(2 * math.pi) + log_var + (x - mu) ** 2 / log_var.exp())).sum(1)
+    def log_likelihood(self, sensitive: Any, release: Any) -> Any:
+        """Per-sample log-density of the true ``sensitive`` vector."""
+        out = self.net(release)
+        k = self.n_sensitive
+        mu, log_var = out[:, :k], out[:, k:].clamp(-12.0, 12.0)
+        sq = (sensitive - mu) ** 2 / log_var.exp()
+        return (-0.5 * (math.log(2 * math.pi) + log_var + sq)).sum(1)
 
 
 def hamming(table: Any) -> Any:
-    """Distortion for finite alphabets from a ``d[y, z]`` table (e.g. 1 - eye(m) for
-    Pr[Y != Z]): returns ``d(y, z_probs)`` = expected distortion per sample under P(z | w)."""
+    """Distortion for finite alphabets from a ``table[useful, release]`` (e.g. 1 - eye(m) for
+    Pr[useful != release]): returns ``distortion(useful, release_probs)``, the expected
+    distortion per sample under the rows P(release | observed)."""
     d = torch.as_tensor(table, dtype=torch.float32)
     on_device = {d.device: d}  # the table copied once to each device it is used on
 
-    def distortion(y: Any, z: Any) -> Any:
-        table_z = on_device.get(z.device)
-        if table_z is None:
-            table_z = on_device[z.device] = d.to(z.device)
-        return (z * table_z[y]).sum(dim=1)
+    def distortion(useful: Any, release: Any) -> Any:
+        here = on_device.get(release.device)
+        if here is None:
+            here = on_device[release.device] = d.to(release.device)
+        return (release * here[useful]).sum(dim=1)
 
     return distortion
 
 
-def squared_error(y: Any, z: Any) -> Any:
-    """||y - z||^2 per sample."""
-    return ((y - z) ** 2).sum(dim=1)
+def squared_error(useful: Any, release: Any) -> Any:
+    """||useful - release||^2 per sample."""
+    return ((useful - release) ** 2).sum(dim=1)
 
 
-def pixel_cross_entropy(y: Any, z: Any) -> Any:
-    """Binary cross entropy of pixels y in [0, 1] under the release z in [0, 1], summed over
-    pixels (the image distortion of §III-C)."""
-    z = z.clamp(1e-6, 1 - 1e-6)
-    return -(y * z.log() + (1 - y) * (1 - z).log()).sum(dim=1)
+def pixel_cross_entropy(useful: Any, release: Any) -> Any:
+    """Binary cross entropy of the useful pixels in [0, 1] under the released pixels in [0, 1],
+    summed over pixels (the image distortion of §III-C)."""
+    z = release.clamp(1e-6, 1 - 1e-6)
+    return -(useful * z.log() + (1 - useful) * (1 - z).log()).sum(dim=1)

@@ -1,10 +1,13 @@
 """Generator families of the location :class:`~privwatch.adversarial.Obfuscator`.
 
-Each is a ``torch.nn.Module`` with ``forward(w, u)`` (one release per true location w and seed u
-uniform on [0, 1)^noise_dim) and ``loss_terms(w, u, x, classify)`` returning, per sample, the
-classifier's expected prediction (rows of P(y | w)), the expected displacement and the expected
-cross entropy of the true user x — exact expectations over the release where the family has a
-finite support, one sample otherwise.
+Each is a ``torch.nn.Module`` with ``forward(observed, noise)`` (one release per true location
+and seed uniform on [0, 1)^noise_dim) and ``loss_terms(observed, noise, sensitive, classify)``
+returning, per sample, the classifier's expected guess (rows of P(guess | observed)), the
+expected displacement and the expected cross entropy of the true user — exact expectations over
+the release where the family has a finite support, one sample otherwise.
+
+Notation (Romanelli et al.): observed = W (true location), sensitive = X (user), release = Z,
+guess = Y; the seed noise is u.
 """
 
 from __future__ import annotations
@@ -13,13 +16,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ..estimators._torch_utils import mlp, require_torch
+from .._torch import mlp, torch
 
 __all__ = ["GENERATORS", "make_generator"]
 
 GENERATORS = ("laplace", "anchors")
 
-torch = require_torch()
 nn = torch.nn
 F = nn.functional
 
@@ -42,24 +44,25 @@ class LaplaceGenerator(nn.Module):  # type: ignore[misc,name-defined]
         self.register_buffer("scale", torch.ones(()))
         self.register_buffer("epsilon", torch.ones(()))
 
-    def forward(self, w: Any, u: Any) -> Any:
+    def forward(self, observed: Any, noise: Any) -> Any:
+        u = noise
         r = -(torch.log1p(-u[:, 0]) + torch.log1p(-u[:, 1])) / self.epsilon
         theta = 2 * math.pi * u[:, 2]
         lap = torch.stack([r * torch.cos(theta), r * torch.sin(theta)], dim=1)
-        h = self.net(torch.cat([(w - self.centre) / self.scale, u], dim=1))
-        return w + self.gain * lap + self.scale * h
+        h = self.net(torch.cat([(observed - self.centre) / self.scale, u], dim=1))
+        return observed + self.gain * lap + self.scale * h
 
     def loss_terms(
-        self, w: Any, u: Any, x: Any, classify: Callable[[Any], Any]
+        self, observed: Any, noise: Any, sensitive: Any, classify: Callable[[Any], Any]
     ) -> tuple[Any, Any, Any]:
-        z = self(w, u)
-        logits = classify(z)
-        ce = F.cross_entropy(logits, x, reduction="none")
-        return torch.softmax(logits, dim=1), (z - w).norm(dim=1), ce
+        release = self(observed, noise)
+        logits = classify(release)
+        ce = F.cross_entropy(logits, sensitive, reduction="none")
+        return torch.softmax(logits, dim=1), (release - observed).norm(dim=1), ce
 
 
 class AnchorGenerator(nn.Module):  # type: ignore[misc,name-defined]
-    r"""A release with finite support: z = a_k with probability
+    r"""A release with finite support: the anchor a_k with probability
 
     .. math:: \pi_k(w) = \mathrm{softmax}_k\big(h((w - c)/s)_k - \lVert w - a_k\rVert / \tau\big)
 
@@ -88,25 +91,25 @@ class AnchorGenerator(nn.Module):  # type: ignore[misc,name-defined]
         """(n_anchors, 2) anchor points in metres."""
         return self.centre + self.scale * self.anchor_coords
 
-    def probs(self, w: Any) -> tuple[Any, Any]:
+    def probs(self, observed: Any) -> tuple[Any, Any]:
         """(n, n_anchors) release probabilities and distances to the anchors."""
-        d = torch.cdist(w, self.anchors)
-        logits = self.net((w - self.centre) / self.scale) - d / self.tau
+        d = torch.cdist(observed, self.anchors)
+        logits = self.net((observed - self.centre) / self.scale) - d / self.tau
         return torch.softmax(logits, dim=1), d
 
-    def forward(self, w: Any, u: Any) -> Any:
-        p, _ = self.probs(w)
-        k = (p.cumsum(dim=1) < u[:, :1]).sum(dim=1).clamp(max=p.shape[1] - 1)
+    def forward(self, observed: Any, noise: Any) -> Any:
+        p, _ = self.probs(observed)
+        k = (p.cumsum(dim=1) < noise[:, :1]).sum(dim=1).clamp(max=p.shape[1] - 1)
         return self.anchors[k]
 
     def loss_terms(
-        self, w: Any, u: Any, x: Any, classify: Callable[[Any], Any]
+        self, observed: Any, noise: Any, sensitive: Any, classify: Callable[[Any], Any]
     ) -> tuple[Any, Any, Any]:
-        p, d = self.probs(w)
-        log_q = torch.log_softmax(classify(self.anchors), dim=1)  # (n_anchors, n_users)
-        pred = p @ log_q.exp()
-        ce = -(p * log_q[:, x].T).sum(dim=1)
-        return pred, (p * d).sum(dim=1), ce
+        p, d = self.probs(observed)
+        log_post = torch.log_softmax(classify(self.anchors), dim=1)  # (n_anchors, n_users)
+        guess = p @ log_post.exp()
+        ce = -(p * log_post[:, sensitive].T).sum(dim=1)
+        return guess, (p * d).sum(dim=1), ce
 
 
 def _grid(points: Any, side: int) -> Any:

@@ -6,10 +6,7 @@ Romanelli, Chatzikokolakis, Palamidessi, "Optimal Obfuscation Mechanisms via Mac
 
 from __future__ import annotations
 
-import copy
-import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,22 +16,20 @@ from sklearn.base import BaseEstimator
 
 from .._base import check_is_fitted
 from .._device import DeviceLike, resolve_device
-from .._memory import check_allocation
 from .._rng import RNGLike, check_rng
-from .._serialization import check_array, read_model, reconstructing, write_model
+from .._torch import build_seeded, generator_from, mlp, module_device, reinit_linear, torch
+from .._trainer import EarlyStopping, History, Trainer
 from .._validation import (
     check_open_fraction,
     check_planar_points,
     check_positive,
     check_positive_int,
 )
-from ..estimators._torch_utils import adam, mlp, require_torch
 from ..exceptions import ValidationError
-from ._clf_rounds import ClassifierRounds
-from ._exact import train_against_bayes
+from ._exact import BayesGame
 from ._generators import GENERATORS, make_generator
-from ._mi import batch_mutual_information
-from ._runtime import build_seeded, device_generator, module_device, reinit_linear
+from ._obfuscator_io import load_obfuscator, save_obfuscator
+from ._obfuscator_trainer import ClassifierGame, obfuscator_callbacks
 
 __all__ = ["Obfuscator"]
 
@@ -42,22 +37,9 @@ LOSSES = ("mutual_information", "cross_entropy")
 ATTACKERS = ("classifier", "bayes")
 
 
-@dataclass(frozen=True)
-class IterationRecord:
-    """One round of Algorithm 1: the classifier C_i trained on G_{i-1}'s releases."""
-
-    iteration: int
-    train_accuracy: float
-    val_accuracy: float
-    val_distortion: float
-    mutual_information: float
-
-    def to_dict(self) -> dict[str, float]:
-        return dict(vars(self))
-
-
 class Obfuscator(BaseEstimator):  # type: ignore[misc]
-    r"""A learned location-obfuscation mechanism :math:`P_{Z|W}` hiding the user's identity.
+    r"""A learned location-obfuscation mechanism P(release | observed location) hiding the
+    user's identity (the sensitive attribute).
 
     A generator :math:`G(w, u)` (true location w, seed u uniform on [0, 1)^``noise_dim``) fights a
     classifier :math:`C(z)` that guesses the user from the release z (Romanelli et al., Alg. 1).
@@ -68,8 +50,8 @@ class Obfuscator(BaseEstimator):  # type: ignore[misc]
     .. math:: \mathrm{Loss}_G = \alpha\,\mathrm{softplus}(\mathbb{E}[d(W, Z)] - L')
               + \beta\, I(X; Y)
 
-    where :math:`I(X; Y)` is the batch mutual information of the true user X and the
-    classifier's prediction Y (eq. 18-21, :func:`batch_mutual_information`) and
+    where :math:`I(X; Y)` is the batch mutual information of the true user and the
+    classifier's guess (eq. 18-21, :func:`batch_mutual_information`) and
     :math:`L' = (1 - \text{margin}) L` (eq. 22-23; distances in metres). ``loss="cross_entropy"``
     replaces the MI term by minus the classifier's cross entropy: the generator then learns to
     swap users and the game does not settle (§IV-A1, Fig. 4). :math:`G_0` is exactly the planar
@@ -78,6 +60,11 @@ class Obfuscator(BaseEstimator):  # type: ignore[misc]
     The generator kept is the one whose releases of the held-out validation points the freshly
     trained classifier guessed worst, among those within the budget there; training stops when
     that accuracy has not fallen for ``patience`` iterations (or after ``max_iter``).
+    Training runs through the one trainer of privwatch (:mod:`privwatch._trainer`): one epoch
+    is one iteration of Algorithm 1 (:mod:`privwatch.adversarial._obfuscator_trainer`).
+
+    Notation (Romanelli et al.): observed = W (true location), sensitive = X (user),
+    guess = Y (the classifier's prediction), release = Z; the seed is u.
 
     Parameters
     ----------
@@ -114,9 +101,10 @@ class Obfuscator(BaseEstimator):  # type: ignore[misc]
         Releases per training point (different seeds) for the classifier each iteration.
     classifier_epochs, generator_epochs : int
         Passes over the training releases / training points per iteration.
-    callback : callable or None
-        ``callback(record, self)`` after each classifier round; ``self.sample`` then releases
-        with the generator that round measured (for snapshots, e.g. Fig. 4).
+    callbacks : sequence
+        :class:`privwatch._trainer.Callback` objects or functions ``fn(record, self)`` called
+        after each classifier round; ``self.release`` then releases with the generator that
+        round measured (for snapshots, e.g. Fig. 4).
 
     progress : bool
         Show a progress bar (current held-out accuracy and displacement).
@@ -125,7 +113,7 @@ class Obfuscator(BaseEstimator):  # type: ignore[misc]
         torch's and NumPy's global states are left as they were).
     device : {"cpu", "cuda", "cuda:N", "auto"} or torch.device
         Where the networks and the data live during :meth:`fit` (moved there once; the seed
-        draws come from a generator on that device). :meth:`sample` returns NumPy arrays; a
+        draws come from a generator on that device). :meth:`release` returns NumPy arrays; a
         saved model loads on a machine without a GPU.
     cuda_graph : bool
         On CUDA, run each classifier epoch of Algorithm 1 as one captured CUDA graph (static
@@ -135,10 +123,13 @@ class Obfuscator(BaseEstimator):  # type: ignore[misc]
 
     Attributes
     ----------
-    history_ : list of IterationRecord
-    best_iteration_ : int
-        The iteration whose classifier (``attacker="bayes"``: whose check) measured the kept
-        generator.
+    history_ : History
+        One record per epoch (iteration of Algorithm 1): ``epoch``, ``train_accuracy``,
+        ``val_accuracy``, ``val_distortion`` (metres) and ``val_mutual_information`` (nats,
+        of the true user and the classifier's guess on the validation releases).
+    best_epoch_ : int
+        The epoch whose classifier (``attacker="bayes"``: whose check) measured the kept
+        generator (-1: none was within the budget; G0 is kept).
     val_accuracy_ : float
         That classifier's (the Bayes attacker's) held-out accuracy.
     """
@@ -169,7 +160,7 @@ class Obfuscator(BaseEstimator):  # type: ignore[misc]
         generator_lr: float = 1e-4,
         validation_fraction: float = 0.2,
         progress: bool = False,
-        callback: Callable[[IterationRecord, Obfuscator], None] | None = None,
+        callbacks: Sequence[Any] = (),
         rng: RNGLike = None,
         device: DeviceLike = "cpu",
         cuda_graph: bool = True,
@@ -197,7 +188,7 @@ class Obfuscator(BaseEstimator):  # type: ignore[misc]
         self.generator_lr = generator_lr
         self.validation_fraction = validation_fraction
         self.progress = progress
-        self.callback = callback
+        self.callbacks = callbacks
         self.rng = rng
         self.device = device
         self.cuda_graph = cuda_graph
@@ -247,49 +238,99 @@ class Obfuscator(BaseEstimator):  # type: ignore[misc]
         check_open_fraction(self.validation_fraction, "validation_fraction")
 
     # ------------------------------------------------------------------ fit
-    def fit(self, points: ArrayLike, users: ArrayLike) -> Obfuscator:
-        """Train on ``points`` ((n, 2) metres) labelled by ``users`` (any hashable labels)."""
+    def fit(self, observed: ArrayLike, sensitive: ArrayLike) -> Obfuscator:
+        """Train on true locations ``observed`` ((n, 2) metres) labelled by the ``sensitive``
+        user of each (any hashable labels)."""
         self._validate()
-        torch = require_torch()
-        pts = check_planar_points(points, "points")
-        lab = np.asarray(users)
-        if lab.shape != (len(pts),):
-            raise ValidationError(
-                f"`users` must have one label per point ({len(pts)}); got shape {lab.shape}."
-            )
-        self.users_, codes = np.unique(lab, return_inverse=True)
-        if len(self.users_) < 2:
-            raise ValidationError(f"`users` must hold at least 2 users; got {len(self.users_)}.")
+        points, codes = self._check_data(observed, sensitive)
         g = check_rng(self.rng)
         dev = resolve_device(self.device)
-        tg = device_generator(g, dev)
-        tinit = torch.Generator()  # the initial weights, drawn on the CPU for every device
-        tinit.manual_seed(int(g.integers(0, 2**62)))
+        tg = generator_from(g, dev)
+        tinit = generator_from(g)  # the initial weights, drawn on the CPU for every device
+        val = self._validation_mask(codes, g)
+        train = self._tensors(points[~val], codes[~val], dev)
+        valid = self._tensors(points[val], codes[val], dev)
+        self._centre = points.mean(axis=0)
+        self._scale = float(np.sqrt(((points - self._centre) ** 2).sum(axis=1).mean())) or 1.0
+        gen = self._initial_generator(train[0].cpu(), tinit).to(dev)
+        self.generator_ = gen  # callbacks release with the generator the round measured
+        target = (1.0 - self.margin) * float(self.budget)
         n_users = len(self.users_)
-        # stratified validation split
-        val = np.zeros(len(pts), dtype=bool)
-        for u in range(n_users):
+        game: Trainer
+        if self.attacker == "bayes":  # no classifier: the exact posterior is the attacker
+            callbacks = obfuscator_callbacks(self, gen, min_delta=1e-6)
+            game = BayesGame(
+                self, gen, train, valid, n_users=n_users, target=target, stopping=callbacks
+            )
+        else:
+            callbacks = obfuscator_callbacks(self, gen, min_delta=1e-4)
+            clf = self._initial_classifier(n_users, tinit).to(dev)
+            game = ClassifierGame(
+                self,
+                gen,
+                clf,
+                train,
+                valid,
+                n_users=n_users,
+                target=target,
+                generator=tg,
+                stopping=callbacks,
+            )
+        self.history_: History = game.run()
+        stopping = next(c for c in callbacks if isinstance(c, EarlyStopping))
+        self.cuda_graph_ = getattr(getattr(game, "rounds", None), "graph", None) is not None
+        gen.eval()
+        self.best_epoch_ = stopping.best_epoch
+        self.val_accuracy_ = stopping.best
+        self.n_iter_ = len(self.history_)
+        return self
+
+    def _check_data(self, observed: ArrayLike, sensitive: ArrayLike) -> tuple[Any, Any]:
+        """The (n, 2) points and the users' codes; sets ``users_``."""
+        points = check_planar_points(observed, "observed")
+        labels = np.asarray(sensitive)
+        if labels.shape != (len(points),):
+            raise ValidationError(
+                f"`sensitive` must have one label per point ({len(points)}); got shape "
+                f"{labels.shape}."
+            )
+        self.users_, codes = np.unique(labels, return_inverse=True)
+        if len(self.users_) < 2:
+            raise ValidationError(
+                f"`sensitive` must hold at least 2 users; got {len(self.users_)}."
+            )
+        return points, codes
+
+    def _validation_mask(self, codes: Any, g: np.random.Generator) -> Any:
+        """A stratified validation split: ``validation_fraction`` of each user's points."""
+        val = np.zeros(len(codes), dtype=bool)
+        for u in range(len(self.users_)):
             idx = np.flatnonzero(codes == u)
             n_val = max(1, round(self.validation_fraction * len(idx)))
             val[g.choice(idx, n_val, replace=False)] = True
-        w_tr = torch.as_tensor(pts[~val], dtype=torch.float32)
-        x_tr = torch.as_tensor(codes[~val], dtype=torch.int64)
-        w_va = torch.as_tensor(pts[val], dtype=torch.float32)
-        x_va = torch.as_tensor(codes[val], dtype=torch.int64)
+        return val
 
-        centre = pts.mean(axis=0)
-        scale = float(np.sqrt(((pts - centre) ** 2).sum(axis=1).mean())) or 1.0
+    @staticmethod
+    def _tensors(points: Any, codes: Any, dev: Any) -> tuple[Any, Any]:
+        return (
+            torch.as_tensor(points, dtype=torch.float32).to(dev),
+            torch.as_tensor(codes, dtype=torch.int64).to(dev),
+        )
+
+    def _initial_generator(self, train_points: Any, tinit: Any) -> Any:
+        """G0: the planar Laplace of ``init_epsilon`` (or anchors on a grid), the network's
+        correction at zero; weights drawn from ``tinit``."""
         gen = build_seeded(
             lambda: make_generator(
                 self.generator,
                 tuple(self.generator_hidden),
                 noise_dim=self.noise_dim,
                 anchor_grid=self.anchor_grid,
-                centre=centre,
-                scale=scale,
+                centre=self._centre,
+                scale=self._scale,
                 epsilon=float(self.init_epsilon or 20.0 / float(self.budget)),
                 budget=float(self.budget),
-                points=w_tr,
+                points=train_points,
             ),
             None,
         )
@@ -297,184 +338,33 @@ class Obfuscator(BaseEstimator):  # type: ignore[misc]
         with torch.no_grad():  # h starts at zero: G0 is exactly its initial release
             gen.net[-1].weight.zero_()
             gen.net[-1].bias.zero_()
-        gen.to(dev)
-        w_tr, x_tr, w_va, x_va = (t.to(dev) for t in (w_tr, x_tr, w_va, x_va))
-        target = (1.0 - self.margin) * float(self.budget)
-        self._centre, self._scale = centre, scale
-        self.history_: list[IterationRecord] = []
-        if self.attacker == "bayes":  # no classifier: the exact posterior is the attacker
-            return self._fit_bayes(gen, (w_tr, x_tr), (w_va, x_va), n_users, target)
+        return gen
+
+    def _initial_classifier(self, n_users: int, tinit: Any) -> Any:
+        """C0: Glorot-uniform weights and zero biases, as the paper's (drawn from ``tinit``
+        after the draws torch's default initialisation makes)."""
         clf0 = build_seeded(lambda: mlp(2, tuple(self.classifier_hidden), n_users), None)
-        reinit_linear(clf0, tinit)  # the draws torch's default init made before Glorot's
+        reinit_linear(clf0, tinit)
         for layer in clf0:
-            if isinstance(layer, torch.nn.Linear):  # Glorot, as the paper's C0
+            if isinstance(layer, torch.nn.Linear):
                 torch.nn.init.xavier_uniform_(layer.weight, generator=tinit)
                 torch.nn.init.zeros_(layer.bias)
-        clf0.to(dev)
-        c0_state = copy.deepcopy(clf0.state_dict())
-        clf = clf0
-        rounds = ClassifierRounds(
-            clf,
-            c0_state,
-            lr=self.classifier_lr,
-            epochs=self.classifier_epochs,
-            batch_size=self.classifier_batch_size,
-            graph=bool(self.cuda_graph),
-        )
-        g_opt = adam(gen.parameters(), self.generator_lr)
+        return clf0
 
-        def release(w: Any, hits: int) -> tuple[Any, Any]:
-            w_rep = w.repeat(hits, 1)
-            u = torch.rand((len(w_rep), self.noise_dim), generator=tg, device=dev)
-            with torch.no_grad():
-                return gen(w_rep, u), w_rep
-
-        def accuracy(z: Any, x: Any) -> float:
-            with torch.no_grad():
-                return float((clf(self._normalize(torch, z)).argmax(dim=1) == x).float().mean())
-
-        best_acc, best_state, best_it, stale = math.inf, copy.deepcopy(gen.state_dict()), 0, 0
-        from rich.progress import Progress
-
-        with Progress(transient=True, disable=not self.progress) as bar:
-            task = bar.add_task("obfuscator", total=self.max_iter)
-            for it in range(1, self.max_iter + 1):
-                # C_i = train(C_0, G_{i-1}(train))
-                z_tr, _ = release(w_tr, self.hits)
-                x_rep = x_tr.repeat(self.hits)
-                rounds.train(self._normalize(torch, z_tr), x_rep, tg)  # C_0 reset inside
-                z_va, w_va_rep = release(w_va, self.hits)
-                x_va_rep = x_va.repeat(self.hits)
-                val_acc = accuracy(z_va, x_va_rep)
-                val_dist = float((z_va - w_va_rep).norm(dim=1).mean())
-                with torch.no_grad():
-                    q = torch.softmax(clf(self._normalize(torch, z_va)), dim=1)
-                    mi = float(
-                        batch_mutual_information(
-                            torch.nn.functional.one_hot(x_va_rep, n_users).float(), q
-                        )
-                    )
-                rec = IterationRecord(it, accuracy(z_tr, x_rep), val_acc, val_dist, mi)
-                self.history_.append(rec)
-                if self.callback is not None:  # sees G_{i-1}, the generator C_i was trained on
-                    self.generator_ = gen
-                    self.callback(rec, self)
-                if val_acc < best_acc - 1e-4 and val_dist <= float(self.budget):
-                    best_acc, best_state, best_it, stale = (
-                        val_acc,
-                        copy.deepcopy(gen.state_dict()),
-                        it,
-                        0,
-                    )
-                else:
-                    stale += 1
-                bar.update(
-                    task,
-                    advance=1,
-                    description=f"obfuscator acc={val_acc:.3f} d={val_dist:.0f}m",
-                )
-                if stale >= self.patience:
-                    break
-                # G_i = generator trained against C_i
-                self._train_generator(torch, gen, clf, g_opt, w_tr, x_tr, target, n_users, tg)
-        self.cuda_graph_ = rounds.graph is not None
-        return self._finish(gen, best_state, best_it, best_acc)
-
-    def _finish(self, gen: Any, state: dict[str, Any], it: int, acc: float) -> Obfuscator:
-        gen.load_state_dict(state)
-        gen.eval()
-        self.generator_ = gen
-        self.best_iteration_ = it
-        self.val_accuracy_ = acc
-        self.n_iter_ = len(self.history_)
-        return self
-
-    def _fit_bayes(
-        self, gen: Any, train: tuple[Any, Any], val: tuple[Any, Any], n_users: int, target: float
-    ) -> Obfuscator:
-        from rich.progress import Progress
-
-        with Progress(transient=True, disable=not self.progress) as bar:
-            task = bar.add_task("obfuscator", total=self.max_iter)
-
-            def on_round(it: int, tr_acc: float, va_acc: float, va_dist: float, mi: float) -> None:
-                rec = IterationRecord(it, tr_acc, va_acc, va_dist, mi)
-                self.history_.append(rec)
-                if self.callback is not None:
-                    self.generator_ = gen
-                    self.callback(rec, self)
-                bar.update(
-                    task, advance=1, description=f"obfuscator acc={va_acc:.3f} d={va_dist:.0f}m"
-                )
-
-            state, it, acc = train_against_bayes(
-                gen,
-                train,
-                val,
-                n_users,
-                target=target,
-                budget=float(self.budget),
-                alpha=self.alpha,
-                beta=self.beta,
-                lr=self.generator_lr,
-                steps=self.generator_epochs,
-                max_iter=self.max_iter,
-                patience=self.patience,
-                on_round=on_round,
-            )
-        return self._finish(gen, state, it, acc)
-
-    def _normalize(self, torch: Any, z: Any) -> Any:
-        centre = torch.as_tensor(self._centre, dtype=torch.float32, device=z.device)
-        return (z - centre) / self._scale
-
-    def _train_generator(
-        self,
-        torch: Any,
-        gen: Any,
-        clf: Any,
-        opt: Any,
-        w: Any,
-        x: Any,
-        target: float,
-        n_users: int,
-        tg: Any,
-    ) -> None:
-        for p in clf.parameters():
-            p.requires_grad_(False)
-        gen.train()
-        for _ in range(self.generator_epochs):
-            order = torch.randperm(len(w), generator=tg, device=w.device)
-            for lo in range(0, len(w), self.generator_batch_size):
-                idx = order[lo : lo + self.generator_batch_size]
-                wb, xb = w[idx], x[idx]
-                u = torch.rand((len(wb), self.noise_dim), generator=tg, device=wb.device)
-                pred, dist, ce = gen.loss_terms(wb, u, xb, lambda z: clf(self._normalize(torch, z)))
-                utility = torch.nn.functional.softplus(dist.mean() - target)
-                if self.loss == "mutual_information":
-                    t = torch.nn.functional.one_hot(xb, n_users).float()
-                    privacy = batch_mutual_information(t, pred)
-                else:
-                    privacy = -ce.mean()
-                loss = self.alpha * utility + self.beta * privacy
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-        gen.eval()
-        for p in clf.parameters():
-            p.requires_grad_(True)
+    def _normalize(self, release: Any) -> Any:
+        centre = torch.as_tensor(self._centre, dtype=torch.float32, device=release.device)
+        return (release - centre) / self._scale
 
     # ------------------------------------------------------------------ use
-    def sample(self, points: ArrayLike, rng: RNGLike = None) -> NDArray[np.float64]:
-        """One obfuscated release per row of ``points`` ((n, 2) metres)."""
+    def release(self, observed: ArrayLike, rng: RNGLike = None) -> NDArray[np.float64]:
+        """One obfuscated release per row of ``observed`` ((n, 2) true locations, metres)."""
         check_is_fitted(self, "generator_")
-        torch = require_torch()
-        pts = check_planar_points(points, "points")
+        points = check_planar_points(observed, "observed")
         dev = module_device(self.generator_)
-        tg = device_generator(check_rng(rng), dev)
-        u = torch.rand((len(pts), self.noise_dim), generator=tg, device=dev)
+        tg = generator_from(check_rng(rng), dev)
+        noise = torch.rand((len(points), self.noise_dim), generator=tg, device=dev)
         with torch.no_grad():
-            z = self.generator_(torch.as_tensor(pts, dtype=torch.float32, device=dev), u)
+            z = self.generator_(torch.as_tensor(points, dtype=torch.float32, device=dev), noise)
         return np.asarray(z.double().cpu().numpy(), dtype=np.float64)
 
     # ------------------------------------------------------------------ persistence
@@ -483,67 +373,12 @@ class Obfuscator(BaseEstimator):  # type: ignore[misc]
         and the generator weights; see :mod:`privwatch._serialization`). Loading never executes
         code."""
         check_is_fitted(self, "generator_")
-        params = self.get_params()
-        params["generator_hidden"] = list(params["generator_hidden"])
-        params["classifier_hidden"] = list(params["classifier_hidden"])
-        params["rng"] = None
-        params["callback"] = None
-        state = {
-            "params": params,
-            "users": self.users_.tolist(),
-            "centre": list(map(float, self._centre)),
-            "scale": self._scale,
-            "best_iteration": self.best_iteration_,
-            "val_accuracy": self.val_accuracy_,
-            "history": [r.to_dict() for r in self.history_],
-        }
-        arrays = {
-            k: v.detach().cpu().contiguous().numpy()
-            for k, v in self.generator_.state_dict().items()
-        }
-        write_model(path, type(self).__name__, state, arrays)
+        save_obfuscator(self, path)
 
     @classmethod
     def load(cls, path: str | Path) -> Obfuscator:
         """Load a file written by :meth:`save`; a tampered or truncated file raises
         :class:`~privwatch.exceptions.TamperedFileError`, sizes beyond the memory budget
         :class:`~privwatch.exceptions.MemoryBudgetError`, before anything is built."""
-        import torch
-
-        state, arrays = read_model(path, cls.__name__)
-        stored = sum(int(a.size) for a in arrays.values())
-        with reconstructing(path):
-            params = dict(state["params"])
-            params["generator_hidden"] = tuple(params["generator_hidden"])
-            params["classifier_hidden"] = tuple(params["classifier_hidden"])
-            est = cls(**params)
-            widths = [*est.generator_hidden, est.noise_dim]
-            if not all(isinstance(w, int) and 0 < w <= max(stored, 1) for w in widths):
-                raise ValueError(f"generator sizes {widths} do not match {stored} stored weights")
-            check_allocation("anchor_grid", (int(est.anchor_grid), int(est.anchor_grid), 2))
-            est.users_ = np.asarray(state["users"])
-            est._centre = np.asarray(state["centre"], dtype=np.float64)
-            est._scale = float(state["scale"])
-            if est._centre.shape != (2,) or not (
-                np.isfinite(est._centre).all() and math.isfinite(est._scale) and est._scale > 0
-            ):
-                raise ValueError("centre and scale must be finite (scale positive)")
-            est.best_iteration_ = int(state["best_iteration"])
-            est.val_accuracy_ = float(state["val_accuracy"])
-            est.history_ = [IterationRecord(**r) for r in state["history"]]
-            est.n_iter_ = len(est.history_)
-            for name, arr in arrays.items():
-                check_array(path, arrays, name, ndim=arr.ndim)
-            gen = make_generator(
-                est.generator,
-                tuple(est.generator_hidden),
-                noise_dim=est.noise_dim,
-                anchor_grid=est.anchor_grid,
-            )
-            try:
-                gen.load_state_dict({k: torch.from_numpy(v) for k, v in arrays.items()})
-            except RuntimeError as exc:  # missing, unexpected or mis-shaped weights
-                raise ValueError(str(exc)[:200]) from None
-        gen.eval()
-        est.generator_ = gen
+        est: Obfuscator = load_obfuscator(cls, path)
         return est

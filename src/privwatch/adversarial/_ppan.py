@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator
 
-from .._base import ParamsMixin, check_is_fitted
+from .._base import check_is_fitted
 from .._device import DeviceLike, resolve_device
 from .._rng import RNGLike, check_rng
 from .._torch import build_seeded, generator_from, module_device, torch
@@ -31,7 +32,7 @@ SCHEDULES = ("constant", "cosine")
 Samples = tuple[ArrayLike, ...]
 
 
-class PPAN(ParamsMixin):
+class PPAN(BaseEstimator):  # type: ignore[misc]
     r"""Adversarially trained release mechanism (Tripathy, Wang, Ishwar eq. 3-6, App. A).
 
     .. math:: \min_\theta \max_\phi \frac1n \sum_i \mathbb{E}_{r \sim P_\theta(\cdot|o_i)}
