@@ -209,7 +209,7 @@ def _obfuscator_file(tmp_path: Path, **changes: Any) -> Path:
     from privwatch.adversarial import Obfuscator
 
     params = Obfuscator(budget=200.0).get_params()
-    params.update(rng=None, callback=None, **changes)
+    params.update(rng=None, callbacks=[], **changes)
     params["generator_hidden"] = list(params["generator_hidden"])
     params["classifier_hidden"] = list(params["classifier_hidden"])
     state = {
@@ -217,7 +217,7 @@ def _obfuscator_file(tmp_path: Path, **changes: Any) -> Path:
         "users": [0, 1],
         "centre": [0.0, 0.0],
         "scale": 1.0,
-        "best_iteration": 0,
+        "best_epoch": 0,
         "val_accuracy": 0.5,
         "history": [],
     }
