@@ -67,7 +67,7 @@ def ppan_curve(n_points: int, epochs: int, device: str, graph: bool) -> tuple[fl
     ]
     _sync()
     t0 = time.perf_counter()
-    fitted = fit_many(models, [(s.w, s.x, s.y) for s in sets])
+    fitted = fit_many(models, [(s.observed, s.sensitive, s.useful) for s in sets])
     channels = [m.channel() for m in fitted]  # back on the host: the time includes it
     seconds = time.perf_counter() - t0
     if device != "cpu":

@@ -23,7 +23,7 @@ CASES = [("synthetic", 270.0, 3250.0), ("gowalla", 1150.0, 2250.0)]
 
 
 def _displacement(centre: np.ndarray, src: np.ndarray, eps: float) -> float:
-    z = centre + PlanarLaplace(eps).sample(np.zeros_like(src), rng=1)
+    z = centre + PlanarLaplace(eps).release(np.zeros_like(src), rng=1)
     return float(np.linalg.norm(z - src, axis=1).mean())
 
 
@@ -45,7 +45,7 @@ def main() -> None:
             if spread == 0.0:
                 z = np.repeat(centre[None], len(src), axis=0)
             else:
-                z = centre + PlanarLaplace(eps).sample(np.zeros_like(src), rng=1)
+                z = centre + PlanarLaplace(eps).release(np.zeros_like(src), rng=1)
             row[f"spread={spread}"] = {
                 "displacement_m": float(np.linalg.norm(z - src, axis=1).mean()),
                 "bayes_error_260": bayes_error_grid(

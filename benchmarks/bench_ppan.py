@@ -49,7 +49,7 @@ def discrete() -> dict[str, object]:
         models = [
             PPAN.finite(
                 1 - np.eye(m),
-                n_observed=data.p_wxy.shape[0],
+                n_observed=data.pmf.shape[1],
                 n_sensitive=m,
                 delta=float(delta),
                 rng=0,
@@ -58,7 +58,9 @@ def discrete() -> dict[str, object]:
             for delta, data in zip(deltas, sets, strict=True)
         ]
         t0 = time.perf_counter()
-        fitted = fit_many(models, [(d.w, d.x, d.y) for d in sets], n_jobs=cfg["n_jobs"])
+        fitted = fit_many(
+            models, [(d.observed, d.sensitive, d.useful) for d in sets], n_jobs=cfg["n_jobs"]
+        )
         t_ppan = time.perf_counter() - t0
         excess = []
         for data, ppan in zip(sets, fitted, strict=True):
@@ -66,7 +68,7 @@ def discrete() -> dict[str, object]:
             excess.append(mi - data.optimum(dist))
         t0 = time.perf_counter()
         for delta, data in zip(deltas, sets, strict=True):
-            optimal_privacy_mechanism(data.empirical_p_wxy(), 1 - np.eye(m), float(delta))
+            optimal_privacy_mechanism(data.empirical_pmf(), 1 - np.eye(m), float(delta))
         t_conv = time.perf_counter() - t0
         out[obs] = {
             "ppan_seconds": t_ppan,

@@ -28,32 +28,19 @@ from ._fuzz_catalogue import KNOWN_FAILING, call_case, discover, function_cases,
 
 #: Case-id prefixes that fail today, in files owned by others (reported in the #19 note).
 KNOWN: dict[str, str] = {
-    "measures.basic_beta_likeness[counts=": "measures/classic.py _counts (release owner)",
-    "measures.delta_disclosure[counts=": "measures/classic.py _counts (release owner)",
-    "measures.distinct_l_diversity[counts=": "measures/classic.py _counts (release owner)",
-    "measures.enhanced_beta_likeness[counts=": "measures/classic.py _counts (release owner)",
-    "measures.entropy_l_diversity[counts=": "measures/classic.py _counts (release owner)",
-    "measures.k_anonymity[counts=": "measures/classic.py _counts (release owner)",
-    "measures.prosecutor_risk[counts=": "measures/classic.py _counts (release owner)",
-    "measures.recursive_cl_diversity[counts=": "measures/classic.py _counts (release owner)",
-    "measures.sample_uniques[counts=": "measures/classic.py _counts (release owner)",
-    "measures.t_closeness[counts=": "measures/classic.py _counts (release owner)",
     "watchdog.mask_channel[p_x_size=": "watchdog/_mechanism.py: check p_x_size first",
     "watchdog.record_tradeoff[": "watchdog/_tradeoff.py: validate risk/epsilons",
     "estimators.lift_intervals[": "estimators/_plugin_intervals.py (#16)",
     "estimators.miller_madow_mutual_information[": "estimators/_plugin_intervals.py (#16)",
-    "datasets.gaussian_pair[": "datasets/_ppan.py: validate n, rho",
-    "datasets.symmetric_pair[": "datasets/_ppan.py: validate n, m, p",
-    "datasets.to_metres[": "datasets/_location.py: validate lat, lon",
-    "datasets.uniform_prior[": "datasets/_location.py: validate users",
     "release.wilson_interval[": "release/_attack.py: validate n_success, n_total",
-    "theory.": "theory.py: string/list arguments reach float()",
 }
 
 #: Errors that legitimately name another argument (the bad value is valid but extreme).
 CROSS_ARGUMENT = {
     "mechanisms.optimal_bayes_mechanism[distance=overflow-sum]": "budget",
     "mechanisms.optimal_bayes_mechanism[distance=huge-counts]": "budget",
+    "mechanisms.optimal_privacy_mechanism[distance=overflow-sum]": "budget",
+    "mechanisms.optimal_privacy_mechanism[distance=huge-counts]": "budget",
 }
 
 #: Results where NaN is the documented convention (log-lift outside the support: DESIGN.md and

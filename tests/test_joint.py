@@ -28,8 +28,8 @@ def test_from_samples_counts_and_smoothing() -> None:
     x = [1, 2, 2, 2, 1, 1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)
-        j = Joint.from_samples(s, x)
-        js = Joint.from_samples(s, x, smoothing=1.0)
+        j = Joint.from_samples(x, s)
+        js = Joint.from_samples(x, s, smoothing=1.0)
     assert j.sensitive_labels == ["a", "b"]
     assert j.observed_labels == [1, 2]
     assert j.p == pytest.approx(np.array([[2, 1], [1, 2]]) / 6)
@@ -69,7 +69,7 @@ def test_measure_methods_delegate() -> None:
 
 def test_sparse_cells_warn() -> None:
     with pytest.warns(PrivacyWarning, match="fewer than 5 samples"):
-        Joint.from_samples([0, 1, 0, 1], [1, 2, 3, 4])
+        Joint.from_samples([1, 2, 3, 4], [0, 1, 0, 1])
 
 
 def test_bad_inputs() -> None:
@@ -88,7 +88,7 @@ def test_bad_inputs() -> None:
         Joint.from_frame(df, "s", ["age"], smoothing=-1)
     with pytest.raises(ValidationError, match="`observed` must not contain the sensitive"):
         Joint.from_frame(df, "s", ["s"])
-    with pytest.raises(ValidationError, match="`observed` must have as many samples"):
+    with pytest.raises(ValidationError, match="`sensitive` must have as many samples"):
         Joint.from_samples([0, 1], [0])
     with pytest.raises(ValidationError, match="`df` must be a pandas DataFrame"):
         Joint.from_frame({"s": [0]}, "s")  # type: ignore[arg-type]

@@ -29,15 +29,15 @@ def test_symmetric_pair_mi_is_the_mi_of_the_pmf(m_: int, p: float) -> None:
 
 def test_symmetric_pair_curves() -> None:
     deltas = np.linspace(0, 1, 41)
-    full = [t.symmetric_pair(d, m=10, p=0.4, observation="full") for d in deltas]
-    useful = [t.symmetric_pair(d, m=10, p=0.4, observation="useful") for d in deltas]
+    full = [t.symmetric_pair_optimum(d, m=10, p=0.4, observation="full") for d in deltas]
+    useful = [t.symmetric_pair_optimum(d, m=10, p=0.4, observation="useful") for d in deltas]
     assert full[0] == useful[0] == pytest.approx(t.symmetric_pair_mi(0.4, 10))
     assert all(a >= b - 1e-12 for a, b in itertools.pairwise(full))  # non-increasing
     assert all(f <= u + 1e-12 for f, u in zip(full, useful, strict=False))  # seeing X never hurts
-    assert t.symmetric_pair(0.5, m=10, p=0.4) == 0.0  # p + delta = 1 - 1/m
-    assert t.symmetric_pair(0.9, m=10, p=0.4, observation="useful") == 0.0
+    assert t.symmetric_pair_optimum(0.5, m=10, p=0.4) == 0.0  # p + delta = 1 - 1/m
+    assert t.symmetric_pair_optimum(0.9, m=10, p=0.4, observation="useful") == 0.0
     # p above 1 - 1/m: the second branch of eq. (30) moves p down
-    assert t.symmetric_pair(0.02, m=2, p=0.9) == pytest.approx(t.symmetric_pair_mi(0.88, 2))
+    assert t.symmetric_pair_optimum(0.02, m=2, p=0.9) == pytest.approx(t.symmetric_pair_mi(0.88, 2))
 
 
 def test_symmetric_pair_full_data_is_attained_by_a_mechanism() -> None:
@@ -61,7 +61,7 @@ def test_symmetric_pair_full_data_is_attained_by_a_mechanism() -> None:
             distortion += joint[x, y] * (1 - k[y])
     assert distortion == pytest.approx(delta)
     assert m.mutual_information(p_xz) == pytest.approx(
-        t.symmetric_pair(delta, m=m_, p=p), abs=1e-12
+        t.symmetric_pair_optimum(delta, m=m_, p=p), abs=1e-12
     )
 
 
@@ -140,14 +140,32 @@ def test_reverse_waterfilling() -> None:
 
 def test_theory_bad_inputs() -> None:
     with pytest.raises(ValidationError, match="`m` must be an int >= 2"):
-        t.symmetric_pair(0.1, m=1, p=0.2)
+        t.symmetric_pair_optimum(0.1, m=1, p=0.2)
     with pytest.raises(ValidationError, match="`observation` must be"):
-        t.symmetric_pair(0.1, m=3, p=0.2, observation="partial")
-    with pytest.raises(ValidationError, match="`delta` must be in"):
-        t.symmetric_pair(1.5, m=3, p=0.2)
+        t.symmetric_pair_optimum(0.1, m=3, p=0.2, observation="partial")
+    with pytest.raises(ValidationError, match="`budget` must be in"):
+        t.symmetric_pair_optimum(1.5, m=3, p=0.2)
     with pytest.raises(ValidationError, match="`rho` must be in"):
         t.gaussian_full_data(0.1, rho=-0.2)
     with pytest.raises(ValidationError, match="`variances` must be"):
         t.gaussian_rate_distortion(1.0, [1.0, -1.0])
     with pytest.raises(ValidationError, match="`rho` must be a non-empty list"):
         t.gaussian_vector_useful_data(1.0, rho=[0.0, 0.5])
+
+
+@pytest.mark.parametrize("bad", [1 + 1j, "0.3", [0.1, 0.2], True])
+def test_theory_refuses_non_numbers(bad: object) -> None:
+    with pytest.raises(ValidationError, match="`p` must be"):
+        t.symmetric_pair_mi(bad, 3)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="`p` must be"):
+        t.symmetric_pair_optimum(0.1, m=3, p=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="`rho` must be"):
+        t.gaussian_useful_data(0.1, rho=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="`rho` must be"):
+        t.gaussian_full_data(0.1, rho=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="`variances` must be"):
+        t.gaussian_rate_distortion(0.5, ["a", "b"])  # type: ignore[list-item]
+    with pytest.raises(ValidationError, match="`variances` must be"):
+        t.gaussian_rate_distortion(0.5, [1e308, 1e308])
+    with pytest.raises(ValidationError, match="`rho` must be"):
+        t.gaussian_vector_useful_data(0.5, rho=[0.5 + 1j])

@@ -59,7 +59,7 @@ def main() -> None:
             models.append(
                 PPAN.finite(
                     hamming,
-                    n_observed=data.p_wxy.shape[0],
+                    n_observed=data.pmf.shape[1],
                     n_sensitive=m,
                     delta=float(delta),
                     rng=int(rng.integers(2**31)),
@@ -67,17 +67,19 @@ def main() -> None:
                 )
             )
         t0 = time.perf_counter()
-        fitted = fit_many(models, [(d.w, d.x, d.y) for d in sets], n_jobs=cfg["n_jobs"])
+        fitted = fit_many(
+            models, [(d.observed, d.sensitive, d.useful) for d in sets], n_jobs=cfg["n_jobs"]
+        )
         t_ppan = time.perf_counter() - t0
         rows = []
         for delta, data, ppan in zip(deltas, sets, fitted, strict=True):
-            conv = optimal_privacy_mechanism(data.empirical_p_wxy(), hamming, float(delta))
+            conv = optimal_privacy_mechanism(data.empirical_pmf(), hamming, float(delta))
             rows.append(
                 {
                     "delta": float(delta),
                     "optimum_at_delta": data.optimum(float(delta)),
                     "ppan": judge(data, ppan.channel()),
-                    "conventional": judge(data, conv.channel),
+                    "conventional": judge(data, conv.channel()),
                 }
             )
         worst = max(r["ppan"]["excess_over_optimum"] for r in rows)
@@ -89,7 +91,7 @@ def main() -> None:
         )
         ax.plot(
             grid,
-            [theory.symmetric_pair(d, m=m, p=p, observation=obs) for d in grid],
+            [theory.symmetric_pair_optimum(d, m=m, p=p, observation=obs) for d in grid],
             style,
             color=colour,
             label=f"optimum, {obs} data",

@@ -85,14 +85,15 @@ class Joint:
     @classmethod
     def from_samples(
         cls,
-        sensitive: ArrayLike,
         observed: ArrayLike,
+        sensitive: ArrayLike,
         *,
         smoothing: float = 0.0,
         sensitive_name: str = "sensitive",
         observed_name: str = "observed",
     ) -> Joint:
-        """Plug-in estimate from two label arrays of equal length.
+        """Plug-in estimate from two label arrays of equal length, observed first (the
+        library-wide order of samples: ``LiftEstimator.fit(X, s)``, ``Watchdog.fit(X, sensitive)``).
 
         .. math:: \\hat p(s, x) = \\frac{n(s, x) + a}{n + a |S| |X|}
 
@@ -102,21 +103,21 @@ class Joint:
 
         Examples
         --------
-        >>> j = Joint.from_samples(["a"] * 10 + ["b"] * 10, [0, 1] * 5 + [1] * 10)
+        >>> j = Joint.from_samples([0, 1] * 5 + [1] * 10, ["a"] * 10 + ["b"] * 10)
         >>> j.p
         array([[0.25, 0.25],
                [0.  , 0.5 ]])
         """
-        s = np.asarray(sensitive)
         x = np.asarray(observed)
-        if s.ndim != 1 or x.ndim != 1:
+        s = np.asarray(sensitive)
+        if x.ndim != 1 or s.ndim != 1:
             raise ValidationError(
-                f"`sensitive` and `observed` must be 1-dimensional; got shapes {s.shape}, "
-                f"{x.shape}."
+                f"`observed` and `sensitive` must be 1-dimensional; got shapes {x.shape}, "
+                f"{s.shape}."
             )
         if len(s) != len(x):
             raise ValidationError(
-                f"`observed` must have as many samples as `sensitive` ({len(s)}); got {len(x)}."
+                f"`sensitive` must have as many samples as `observed` ({len(x)}); got {len(s)}."
             )
         frame = pd.DataFrame({"__s": s, "__x": x})
         j = cls.from_frame(frame, "__s", ["__x"], smoothing=smoothing, max_levels=None)

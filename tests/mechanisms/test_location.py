@@ -22,12 +22,13 @@ def test_planar_laplace_radius_is_gamma_and_angle_uniform() -> None:
     assert stats.kstest(r, stats.gamma(a=2, scale=1 / mech.epsilon).cdf).pvalue > 1e-3
     assert r.mean() == pytest.approx(270.0, rel=0.03)
     pts = np.zeros((20_000, 2))
-    z = mech.sample(pts, rng=1)
+    z = mech.release(pts, rng=1)
     assert np.linalg.norm(z, axis=1).mean() == pytest.approx(270.0, rel=0.03)
     assert np.abs(z.mean(axis=0)).max() < 10.0  # isotropic: no drift
     angles = np.arctan2(z[:, 1], z[:, 0])
     assert stats.kstest(angles, stats.uniform(-math.pi, 2 * math.pi).cdf).pvalue > 1e-3
-    assert np.array_equal(mech.sample(pts[:5], rng=3), mech.sample(pts[:5], rng=3))
+    assert np.array_equal(mech.release(pts[:5], rng=3), mech.release(pts[:5], rng=3))
+    assert mech.privacy.measure == "geo_epsilon" and mech.privacy.value == mech.epsilon
     assert mech.density([[0, 0]], [[0, 0]])[0] == pytest.approx(mech.epsilon**2 / (2 * math.pi))
 
 
@@ -36,8 +37,10 @@ def test_planar_laplace_bad_inputs() -> None:
         PlanarLaplace(0)
     with pytest.raises(ValidationError, match="`distortion` must be a positive"):
         PlanarLaplace.epsilon_for_distortion(-5)
-    with pytest.raises(ValidationError, match=r"`points` must be a finite \(n, 2\) array"):
-        PlanarLaplace(0.1).sample(np.zeros((3, 3)))
+    with pytest.raises(ValidationError, match=r"`observed` must be a finite \(n, 2\) array"):
+        PlanarLaplace(0.1).release(np.zeros((3, 3)))
+    with pytest.raises(ValidationError, match="`PlanarLaplace` must have a finite output"):
+        PlanarLaplace(0.1).channel()
 
 
 def _random_instance(seed: int, n_x: int = 3, n_w: int = 6) -> tuple[np.ndarray, np.ndarray]:
@@ -56,8 +59,11 @@ def test_optimal_bayes_is_optimal_and_certified(seed: int) -> None:
     res = optimal_bayes_mechanism(prior, dist, budget)
     assert res.gap < 1e-7
     assert res.distortion <= budget + 1e-7
-    assert np.allclose(res.channel.sum(axis=1), 1.0)
-    assert res.bayes_error == pytest.approx(m.bayes_error(prior @ res.channel), abs=1e-12)
+    k = res.channel()
+    assert np.allclose(k.sum(axis=1), 1.0)
+    assert res.bayes_error == pytest.approx(m.bayes_error(prior @ k), abs=1e-12)
+    assert np.array_equal(res.sparse_channel().toarray(), k)
+    assert res.privacy.measure == "bayes_error" and res.privacy.value == res.bayes_error
     rng = np.random.default_rng(100 + seed)
     for _ in range(200):  # random feasible mechanisms never beat it
         k = rng.dirichlet(np.ones(dist.shape[1]) * 0.3, size=dist.shape[0])
@@ -82,7 +88,7 @@ def test_optimal_bayes_bad_inputs() -> None:
         optimal_bayes_mechanism(prior, dist, -1)
     with pytest.raises(ValidationError, match="`budget` must allow at least one mechanism"):
         optimal_bayes_mechanism(prior, dist + 5.0, 1.0)
-    with pytest.raises(ValidationError, match="`prior` must sum to 1"):
+    with pytest.raises(ValidationError, match="`p` must sum to 1"):
         optimal_bayes_mechanism(prior * 2, dist, 10)
 
 

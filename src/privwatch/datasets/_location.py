@@ -10,9 +10,11 @@ from importlib import resources
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
+from .._memory import check_allocation
 from .._rng import RNGLike, check_rng
+from ..exceptions import ValidationError
 
 __all__ = [
     "CENTER",
@@ -30,12 +32,38 @@ EARTH_RADIUS = 6_371_000.0
 NORM = 3250.0
 
 
-def to_metres(lat: NDArray[np.float64], lon: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Equirectangular projection around :data:`CENTER`: (east, north) in metres."""
+def _degrees(values: ArrayLike, name: str, limit: float) -> NDArray[np.float64]:
+    raw = np.asarray(values)
+    if raw.dtype.kind not in "iuf" or raw.ndim != 1 or raw.size == 0:
+        raise ValidationError(
+            f"`{name}` must be a non-empty 1-d array of degrees; got dtype {raw.dtype}, "
+            f"shape {raw.shape}."
+        )
+    out = raw.astype(np.float64)
+    if not (np.isfinite(out).all() and (np.abs(out) <= limit).all()):
+        raise ValidationError(
+            f"`{name}` must hold finite degrees in [-{limit:g}, {limit:g}]; got "
+            f"{out[~(np.isfinite(out) & (np.abs(out) <= limit))][0]!r}."
+        )
+    return out
+
+
+def to_metres(lat: ArrayLike, lon: ArrayLike) -> NDArray[np.float64]:
+    """Equirectangular projection around :data:`CENTER`: (east, north) in metres, shape (n, 2).
+
+    >>> to_metres([48.8586], [2.3477]).tolist()
+    [[0.0, 0.0]]
+    """
+    la = _degrees(lat, "lat", 90.0)
+    lo = _degrees(lon, "lon", 180.0)
+    if la.shape != lo.shape:
+        raise ValidationError(
+            f"`lon` must have as many values as `lat` ({la.size}); got {lo.size}."
+        )
     lat0, lon0 = (math.radians(v) for v in CENTER)
-    x = EARTH_RADIUS * math.cos(lat0) * (np.radians(lon) - lon0)
-    y = EARTH_RADIUS * (np.radians(lat) - lat0)
-    return np.column_stack([x, y])
+    east = EARTH_RADIUS * math.cos(lat0) * (np.radians(lo) - lon0)
+    north = EARTH_RADIUS * (np.radians(la) - lat0)
+    return np.column_stack([east, north])
 
 
 def uniform_prior(users: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -47,6 +75,12 @@ def uniform_prior(users: NDArray[np.int64]) -> NDArray[np.float64]:
     [[0.333, 0.0, 0.0], [0.0, 0.333, 0.333]]
     """
     lab = np.asarray(users)
+    if lab.dtype.kind not in "iu" or lab.ndim != 1 or lab.size == 0 or lab.min() < 0:
+        raise ValidationError(
+            f"`users` must be a non-empty 1-d array of non-negative integer labels; got dtype "
+            f"{lab.dtype}, shape {lab.shape}."
+        )
+    check_allocation("users", (int(lab.max()) + 1, lab.size))
     prior = np.zeros((int(lab.max()) + 1, len(lab)))
     prior[lab, np.arange(len(lab))] = 1.0 / len(lab)
     return prior

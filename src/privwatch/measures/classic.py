@@ -20,7 +20,6 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import _short
 from ..exceptions import ValidationError
 
 __all__ = [
@@ -40,14 +39,22 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 
 
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _counts(counts: ArrayLike, name: str = "counts") -> FloatArray:
     """``counts`` as a float array after the checks of the module docstring (zero columns
     removed)."""
+    raw = np.asarray(counts) if not isinstance(counts, np.ndarray) else counts
+    if raw.dtype.kind not in "biufO":
+        raise ValidationError(f"`{name}` must be an array of counts; got dtype {raw.dtype}.")
     try:
-        arr = np.asarray(counts, dtype=np.float64)
+        arr = np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValidationError(
-            f"`{name}` must be an array of counts; got {_short(counts)}."
+            f"`{name}` must be an array of counts; got {_shown(counts)}."
         ) from None
     if arr.ndim != 2 or 0 in arr.shape:
         raise ValidationError(
@@ -58,6 +65,12 @@ def _counts(counts: ArrayLike, name: str = "counts") -> FloatArray:
     if bad.size:
         raise ValidationError(
             f"`{name}` must hold non-negative whole numbers of records; got {float(bad.flat[0])!r}."
+        )
+    with np.errstate(over="ignore"):
+        total = float(arr.sum())
+    if not np.isfinite(total):
+        raise ValidationError(
+            f"`{name}` must have a finite total number of records; got a sum that overflows."
         )
     empty = np.flatnonzero(arr.sum(axis=1) == 0)
     if empty.size:
@@ -188,7 +201,7 @@ def recursive_cl_diversity(counts: ArrayLike, l: int = 2) -> float:  # noqa: E74
     1.5
     """
     if isinstance(l, bool) or not isinstance(l, int | np.integer) or l < 2:
-        raise ValidationError(f"`l` must be an int of at least 2; got {_short(l)}.")
+        raise ValidationError(f"`l` must be an int of at least 2; got {_shown(l)}.")
     arr = -np.sort(-_counts(counts), axis=1)
     tail = arr[:, int(l) - 1 :].sum(axis=1)
     with np.errstate(divide="ignore"):
@@ -234,7 +247,7 @@ def t_closeness(counts: ArrayLike, *, values: ArrayLike | None = None) -> float:
         )
     keys = keys[full]
     if np.unique(keys).size != keys.size:
-        raise ValidationError(f"`values` must be distinct; got {_short(values)}.")
+        raise ValidationError(f"`values` must be distinct; got {_shown(values)}.")
     m = raw.shape[1]
     if m == 1:
         return 0.0

@@ -1,13 +1,26 @@
-"""Classic and exactly optimal release mechanisms."""
+"""Classic and exactly optimal release mechanisms.
 
+Every mechanism is a :class:`Mechanism`: ``release(observed, rng=None)`` draws releases,
+``channel()`` gives the exact dense ``k[x, y]`` (rows: observed values, columns: releases) where
+the output alphabet is finite, and ``privacy`` states what it guarantees or was measured at.
+Joint pmfs are ``p[s, x]`` (or ``p[s, x, u]`` with the useful variable last); cost matrices are
+``distance[x, y]`` (or ``distance[u, y]``); the expected cost is the ``distortion`` and its limit
+the ``budget``.
+"""
+
+from ._base import Mechanism, Privacy
 from ._laplace import PlanarLaplace
 from ._optimal_bayes import OptimalBayesResult, optimal_bayes_mechanism
 from ._optimal_privacy import OptimalPrivacyResult, optimal_privacy_mechanism
+from ._randomized_response import RandomizedResponse
 
 __all__ = [
+    "Mechanism",
     "OptimalBayesResult",
     "OptimalPrivacyResult",
     "PlanarLaplace",
+    "Privacy",
+    "RandomizedResponse",
     "optimal_bayes_mechanism",
     "optimal_privacy_mechanism",
 ]

@@ -160,6 +160,156 @@ def _best_per_user(
     return np.concatenate(w_out), np.concatenate(j_out)
 
 
+@dataclass
+class _Master:
+    """The working set of the restricted master: its outputs (indices into the full ``d``),
+    its variables (``pair_w[i]``, position ``pair_z[i]`` in ``outputs``), how long each output
+    has been idle, the big-M penalty on the budget slack, and the best dual point so far."""
+
+    outputs: NDArray[np.int64]
+    pair_w: NDArray[np.int64]
+    pair_z: NDArray[np.int64]
+    idle_for: NDArray[np.int64]
+    penalty: float
+    best_dual: float
+    best_u: NDArray[np.float64]
+    best_lam: float
+
+
+@dataclass(frozen=True)
+class _Pricing:
+    """Outputs outside the master that price out (``cand``), with their scores and the dual
+    point (``ratio = u / P(w)``, ``lam``) they were priced at."""
+
+    cand: NDArray[np.int64]
+    score: NDArray[np.float64]
+    terms: NDArray[np.float64]
+    ratio: NDArray[np.float64]
+    lam: float
+
+
+def _initial_master(
+    p: NDArray[np.float64], d: NDArray[np.float64], budget: float, user: NDArray[np.int64]
+) -> _Master:
+    """Each user's medoid output and the global one; every location paired with the nearest of
+    them. A big-M slack on the budget keeps every master feasible (raised if used)."""
+    n_w = p.shape[1]
+    p_w = p.sum(axis=0)
+    start = {int(np.argmin(d[user == x].T @ p_w[user == x])) for x in np.unique(user)}
+    start.add(int(np.argmin(d.T @ p_w)))
+    outputs = np.array(sorted(start), dtype=np.int64)
+    scale = float(np.median(d[d > 0])) if (d > 0).any() else 1.0
+    return _Master(
+        outputs=outputs,
+        pair_w=np.arange(n_w),
+        pair_z=d[:, outputs].argmin(axis=1),  # positions in ``outputs``
+        idle_for=np.zeros(len(outputs), dtype=np.int64),
+        penalty=10.0 / max(budget, 1e-3 * scale),
+        best_dual=-np.inf,
+        best_u=np.zeros(n_w),
+        best_lam=0.0,
+    )
+
+
+def _price_outputs(
+    m: _Master,
+    sol: MasterSolution,
+    p_w: NDArray[np.float64],
+    starts: NDArray[np.int64],
+    d: NDArray[np.float64],
+    budget: float,
+    *,
+    tol: float,
+    smoothing: float,
+) -> _Pricing:
+    """Price every output at the smoothed dual (Wentges), then at the master's own if the
+    smoothed point prices nothing out; every point priced updates the best dual bound."""
+    points = [(sol.u, sol.lam)]
+    if np.isfinite(m.best_dual) and smoothing > 0:
+        points.insert(
+            0,
+            (
+                smoothing * m.best_u + (1 - smoothing) * sol.u,
+                smoothing * m.best_lam + (1 - smoothing) * sol.lam,
+            ),
+        )
+    for u, lam in points:
+        ratio = u / p_w
+        score, terms = _score(ratio, starts, d, lam)
+        bound = (float(u.sum()) - lam * budget) / max(1.0, float(score.max()))
+        if bound > m.best_dual:  # (u, lam, mu) / rho is dual feasible for the full LP
+            m.best_dual, m.best_u, m.best_lam = bound, u, lam
+        score[m.outputs] = -np.inf
+        cand = np.flatnonzero(score > 1.0 + tol)
+        if len(cand):
+            break
+    return _Pricing(cand, score, terms, ratio, lam)
+
+
+def _negative_variables(
+    m: _Master,
+    sol: MasterSolution,
+    p_w: NDArray[np.float64],
+    user: NDArray[np.int64],
+    d: NDArray[np.float64],
+    tol: float,
+) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
+    """Reduced costs of the variables of outputs already in the master (at the master's duals)
+    and the (location, position) pairs that price out."""
+    rc = p_w[:, None] * (sol.mu[user] + sol.lam * d[:, m.outputs]) - sol.u[:, None]
+    rc[m.pair_w, m.pair_z] = np.inf
+    neg_w, neg_z = np.nonzero(rc < -tol)
+    return rc, neg_w, neg_z
+
+
+def _retire_idle(
+    m: _Master,
+    sol: MasterSolution,
+    neg_w: NDArray[np.int64],
+    neg_z: NDArray[np.int64],
+    retire_after: int,
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Retire the outputs idle for ``retire_after`` masters in a row (and their variables);
+    every location keeps a variable. Returns the new variables renumbered to match."""
+    used = np.bincount(m.pair_z[sol.k > 0], minlength=len(m.outputs)) > 0
+    m.idle_for = np.where(used, 0, m.idle_for + 1)
+    retire = m.idle_for >= retire_after
+    keep_pair = ~retire[m.pair_z]
+    keep_pair |= ~np.isin(m.pair_w, m.pair_w[keep_pair])
+    if retire.any():
+        retire = ~np.isin(np.arange(len(m.outputs)), m.pair_z[keep_pair])
+        remap = np.cumsum(~retire) - 1
+        m.pair_w, m.pair_z = m.pair_w[keep_pair], remap[m.pair_z[keep_pair]]
+        neg_keep = ~retire[neg_z]
+        neg_w, neg_z = neg_w[neg_keep], remap[neg_z[neg_keep]]
+        m.outputs, m.idle_for = m.outputs[~retire], m.idle_for[~retire]
+    return neg_w, neg_z
+
+
+def _add_outputs(
+    m: _Master,
+    pricing: _Pricing,
+    starts: NDArray[np.int64],
+    d: NDArray[np.float64],
+    *,
+    batch: int,
+    per_user: int,
+) -> None:
+    """Add up to ``batch`` priced-out outputs (spread over user patterns), each paired with the
+    ``per_user`` locations of each user that want it most."""
+    cand = pricing.cand
+    bits = (pricing.terms[:, cand] > 0).astype(np.int64)
+    pattern = bits.T @ (1 << np.arange(len(starts), dtype=np.int64))
+    new = cand[_diverse_top(pricing.score[cand], pattern, batch)]
+    positions = np.arange(len(m.outputs), len(m.outputs) + len(new))
+    m.outputs = np.concatenate([m.outputs, new])
+    m.idle_for = np.concatenate([m.idle_for, np.zeros(len(new), dtype=np.int64)])
+    value = pricing.ratio[:, None] - pricing.lam * d[:, new]
+    w_idx, j = _best_per_user(value, starts, per_user)
+    m.pair_w = np.concatenate([m.pair_w, w_idx])
+    m.pair_z = np.concatenate([m.pair_z, positions[j]])
+
+
 def column_generation(
     p: NDArray[np.float64],
     d: NDArray[np.float64],
@@ -182,102 +332,48 @@ def column_generation(
     minus the best dual bound) is at most ``gap_tol``. Outputs are priced at a smoothed dual
     (Wentges: ``smoothing`` times the best dual so far plus the rest times the master's), which
     damps the oscillation of the duals; when the smoothed point prices nothing out the master's
-    own dual is priced instead.
+    own dual is priced instead. Each iteration: solve the master, price the outputs, price the
+    variables, stop or retire idle outputs, add the new variables and outputs.
     """
     n_w = p.shape[1]
     user = p.argmax(axis=0)
     p_w = p.sum(axis=0)
     starts = np.flatnonzero(np.r_[True, user[1:] != user[:-1]])
-    # Start: each user's medoid output and the global one; every location paired with the
-    # nearest of them. A big-M slack on the budget keeps every master feasible (raised if used).
-    start = {int(np.argmin(d[user == x].T @ p_w[user == x])) for x in np.unique(user)}
-    start.add(int(np.argmin(d.T @ p_w)))
-    outputs = np.array(sorted(start), dtype=np.int64)
-    pair_w = np.arange(n_w)
-    pair_z = d[:, outputs].argmin(axis=1)  # positions in ``outputs``
-    scale = float(np.median(d[d > 0])) if (d > 0).any() else 1.0
-    penalty = 10.0 / max(budget, 1e-3 * scale)
-    best_dual, best_u, best_lam = -np.inf, np.zeros(n_w), 0.0
-    idle_for = np.zeros(len(outputs), dtype=np.int64)
+    m = _initial_master(p, d, budget, user)
     t_start = time.perf_counter()
     for it in range(1, max_iter + 1):
-        sol = solve_master(p, d[:, outputs], budget, pair_w, pair_z, len(outputs), penalty)
-        points = [(sol.u, sol.lam)]
-        if np.isfinite(best_dual) and smoothing > 0:
-            points.insert(
-                0,
-                (
-                    smoothing * best_u + (1 - smoothing) * sol.u,
-                    smoothing * best_lam + (1 - smoothing) * sol.lam,
-                ),
-            )
-        for u, lam in points:
-            ratio = u / p_w
-            score, terms = _score(ratio, starts, d, lam)
-            bound = (float(u.sum()) - lam * budget) / max(1.0, float(score.max()))
-            if bound > best_dual:  # (u, lam, mu) / rho is dual feasible for the full LP
-                best_dual, best_u, best_lam = bound, u, lam
-            score[outputs] = -np.inf
-            cand = np.flatnonzero(score > 1.0 + tol)
-            if len(cand):
-                break
+        sol = solve_master(
+            p, d[:, m.outputs], budget, m.pair_w, m.pair_z, len(m.outputs), m.penalty
+        )
+        pricing = _price_outputs(m, sol, p_w, starts, d, budget, tol=tol, smoothing=smoothing)
         if callback is not None:
-            callback(it, sol.objective, best_dual, len(outputs))
-        # variables of outputs already in the master, priced at the master's duals
-        rc = p_w[:, None] * (sol.mu[user] + sol.lam * d[:, outputs]) - sol.u[:, None]
-        rc[pair_w, pair_z] = np.inf
-        neg_w, neg_z = np.nonzero(rc < -tol)
-        done = len(neg_w) == 0 and len(cand) == 0
+            callback(it, sol.objective, m.best_dual, len(m.outputs))
+        rc, neg_w, neg_z = _negative_variables(m, sol, p_w, user, d, tol)
+        done = len(neg_w) == 0 and len(pricing.cand) == 0
         out_of_time = max_seconds is not None and time.perf_counter() - t_start > max_seconds
         if out_of_time and sol.slack <= 1e-9 and not done:
             return ColumnGenerationResult(
-                pair_w, outputs[pair_z], sol.k, sol.objective, best_dual, it, converged=False
+                m.pair_w, m.outputs[m.pair_z], sol.k, sol.objective, m.best_dual, it, False
             )
-        if done or sol.objective - best_dual <= gap_tol:
+        if done or sol.objective - m.best_dual <= gap_tol:
             if sol.slack > 1e-9:  # the penalty was too small to force the budget: raise it
-                penalty *= 100.0
+                m.penalty *= 100.0
                 continue
+            dual = sol.objective if done else m.best_dual
             return ColumnGenerationResult(
-                pair_w,
-                outputs[pair_z],
-                sol.k,
-                sol.objective,
-                sol.objective if done else best_dual,
-                it,
+                m.pair_w, m.outputs[m.pair_z], sol.k, sol.objective, dual, it
             )
         # the most negative variables first (before retirement renumbers the outputs)
         if len(neg_w) > 20 * n_w:
             keep = np.argsort(rc[neg_w, neg_z])[: 20 * n_w]
             neg_w, neg_z = neg_w[keep], neg_z[keep]
-        # retire outputs idle for ``retire_after`` masters in a row (and their variables)
-        used = np.bincount(pair_z[sol.k > 0], minlength=len(outputs)) > 0
-        idle_for = np.where(used, 0, idle_for + 1)
-        retire = idle_for >= retire_after
-        keep_pair = ~retire[pair_z]
-        keep_pair |= ~np.isin(pair_w, pair_w[keep_pair])  # every location keeps a variable
-        if retire.any():
-            retire = ~np.isin(np.arange(len(outputs)), pair_z[keep_pair])
-            remap = np.cumsum(~retire) - 1
-            pair_w, pair_z = pair_w[keep_pair], remap[pair_z[keep_pair]]
-            neg_keep = ~retire[neg_z]
-            neg_w, neg_z = neg_w[neg_keep], remap[neg_z[neg_keep]]
-            outputs, idle_for = outputs[~retire], idle_for[~retire]
-        pair_w = np.concatenate([pair_w, neg_w])
-        pair_z = np.concatenate([pair_z, neg_z])
-        if len(cand):
-            bits = (terms[:, cand] > 0).astype(np.int64)
-            pattern = bits.T @ (1 << np.arange(len(starts), dtype=np.int64))
-            new = cand[_diverse_top(score[cand], pattern, batch)]
-            positions = np.arange(len(outputs), len(outputs) + len(new))
-            outputs = np.concatenate([outputs, new])
-            idle_for = np.concatenate([idle_for, np.zeros(len(new), dtype=np.int64)])
-            # pair each new output with the locations of each user that want it most
-            value = ratio[:, None] - lam * d[:, new]
-            w_idx, j = _best_per_user(value, starts, per_user)
-            pair_w = np.concatenate([pair_w, w_idx])
-            pair_z = np.concatenate([pair_z, positions[j]])
+        neg_w, neg_z = _retire_idle(m, sol, neg_w, neg_z, retire_after)
+        m.pair_w = np.concatenate([m.pair_w, neg_w])
+        m.pair_z = np.concatenate([m.pair_z, neg_z])
+        if len(pricing.cand):
+            _add_outputs(m, pricing, starts, d, batch=batch, per_user=per_user)
     raise PrivwatchError(
         f"column generation did not converge in {max_iter} iterations "
-        f"(objective {sol.objective:.6g}, dual bound {best_dual:.6g}); raise `max_iter` or "
+        f"(objective {sol.objective:.6g}, dual bound {m.best_dual:.6g}); raise `max_iter` or "
         "`gap_tol`."
     )

@@ -1,0 +1,89 @@
+"""Every mechanism speaks one verb: release(observed, rng), channel(), privacy."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from privwatch import ValidationError
+from privwatch import measures as m
+from privwatch.mechanisms import (
+    Mechanism,
+    PlanarLaplace,
+    Privacy,
+    RandomizedResponse,
+    optimal_bayes_mechanism,
+    optimal_privacy_mechanism,
+)
+
+
+def _finite_mechanisms() -> list[Mechanism]:
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.ones(2 * 4)).reshape(2, 4)
+    loc = rng.uniform(0, 100, (4, 2))
+    dist = np.linalg.norm(loc[:, None] - loc[None], axis=-1)
+    p3 = np.zeros((2, 2, 2))
+    p3[0, 0, 0] = p3[1, 1, 1] = 0.5
+    return [
+        RandomizedResponse(1.0, n_values=4),
+        optimal_bayes_mechanism(p, dist, 20.0, method="direct"),
+        optimal_privacy_mechanism(p3, 1 - np.eye(2), 0.25),
+    ]
+
+
+@pytest.mark.parametrize("mech", _finite_mechanisms(), ids=lambda x: type(x).__name__)
+def test_finite_mechanisms_release_what_their_channel_says(mech: Mechanism) -> None:
+    k = mech.channel()
+    assert isinstance(k, np.ndarray) and np.allclose(k.sum(axis=1), 1.0)
+    n = 20_000
+    observed = np.repeat(np.arange(k.shape[0]), n)
+    released = mech.release(observed, rng=3)
+    assert released.shape == observed.shape
+    freq = np.stack(
+        [np.bincount(r, minlength=k.shape[1]) / n for r in released.reshape(k.shape[0], n)]
+    )
+    assert np.abs(freq - k).max() < 0.02  # binomial sd <= 0.0036
+    assert np.array_equal(mech.release(observed[:50], rng=4), mech.release(observed[:50], rng=4))
+    assert isinstance(mech.privacy, Privacy) and math.isfinite(mech.privacy.value)
+    with pytest.raises(ValidationError, match="`observed` must be a 1-d array of integer codes"):
+        mech.release([k.shape[0]])
+    with pytest.raises(ValidationError, match="`observed` must be a 1-d array of integer codes"):
+        mech.release([0.5])
+
+
+def test_sparse_release_of_column_generation() -> None:
+    r = np.random.default_rng(1)
+    users = np.sort(r.integers(0, 3, 40))
+    loc = r.uniform(0, 100, (3, 2))[users] + r.normal(0, 15, (40, 2))
+    out = r.uniform(-20, 120, (600, 2))
+    p = np.zeros((3, 40))
+    p[users, np.arange(40)] = 1 / 40
+    dist = np.linalg.norm(loc[:, None] - out[None], axis=-1)
+    res = optimal_bayes_mechanism(p, dist, 15.0, method="column_generation")
+    k = res.channel()
+    observed = np.repeat(np.arange(40), 3000)
+    rel = res.release(observed, rng=0).reshape(40, 3000)
+    freq = np.stack([np.bincount(row, minlength=600) / 3000 for row in rel])
+    assert np.abs(freq - k).max() < 0.04
+    assert set(np.unique(rel)) <= set(res.support.tolist())
+
+
+def test_randomized_response_is_exactly_epsilon_ldp() -> None:
+    for eps, n in ((0.0, 2), (0.7, 3), (2.5, 10)):
+        rr = RandomizedResponse(eps, n_values=n)
+        assert m.ldp_epsilon(rr.channel()) == pytest.approx(eps, abs=1e-12)
+        assert rr.privacy == Privacy("ldp_epsilon", eps, True)
+    assert np.array_equal(RandomizedResponse(math.inf, 3).channel(), np.eye(3))
+    with pytest.raises(ValidationError, match="`n_values` must be an int >= 2"):
+        RandomizedResponse(1.0, 1)
+    with pytest.raises(ValidationError, match="`epsilon` must be a non-negative number"):
+        RandomizedResponse(-1.0, 2)
+
+
+def test_planar_laplace_is_a_mechanism_without_a_finite_channel() -> None:
+    lap = PlanarLaplace(0.02)
+    assert isinstance(lap, Mechanism)
+    assert lap.privacy.to_dict() == {"measure": "geo_epsilon", "value": 0.02, "guaranteed": True}
+    assert lap.release(np.zeros((3, 2)), rng=0).shape == (3, 2)
