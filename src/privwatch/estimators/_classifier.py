@@ -18,7 +18,6 @@ from ..exceptions import ValidationError
 from ._base import FloatArray
 from ._neural import NeuralLift
 from ._preprocess import TabularPreprocessor, as_frame
-from ._torch_utils import require_torch
 
 __all__ = ["ClassifierLift"]
 
@@ -81,7 +80,8 @@ class ClassifierLift(NeuralLift):
         self.calibrate = calibrate
 
     def _loss(self, model: Any, x: Any, s: Any, *, generator: Any, evaluation: bool = False) -> Any:
-        torch = require_torch()
+        from .._torch import torch
+
         return torch.nn.functional.cross_entropy(model(x), s)
 
     def _init_members(self) -> None:
@@ -91,7 +91,8 @@ class ClassifierLift(NeuralLift):
         if not self.calibrate:
             self.temperatures_.append(1.0)
             return
-        torch = require_torch()
+        from .._torch import torch
+
         with torch.no_grad():
             logits = self.models_[k](x_val).double().cpu().numpy()
         labels = s_val.cpu().numpy()
@@ -148,4 +149,7 @@ class ClassifierLift(NeuralLift):
         return {"temperatures": self.temperatures_}
 
     def _load_extra_state(self, state: dict[str, Any]) -> None:
-        self.temperatures_ = [float(t) for t in state["temperatures"]]
+        temps = [float(t) for t in state["temperatures"]]
+        if len(temps) != self.n_ensemble or not all(math.isfinite(t) and t > 0 for t in temps):
+            raise ValueError("one finite positive temperature per ensemble member is needed")
+        self.temperatures_ = temps

@@ -14,7 +14,6 @@ from .._rng import RNGLike
 from ..exceptions import ValidationError
 from ._base import FloatArray
 from ._neural import NeuralLift, normalize_log_lift
-from ._torch_utils import require_torch
 
 __all__ = ["DVLift"]
 
@@ -89,7 +88,8 @@ class DVLift(NeuralLift):
             raise ValidationError(f"`product` must be 'shuffle' or 'exact'; got {self.product!r}.")
 
     def _loss(self, model: Any, x: Any, s: Any, *, generator: Any, evaluation: bool = False) -> Any:
-        torch = require_torch()
+        from .._torch import torch
+
         g = model(x)
         joint = g.gather(1, s[:, None]).mean()
         n = g.shape[0]
@@ -114,7 +114,8 @@ class DVLift(NeuralLift):
         self.normalization_errors_: list[float] = []
 
     def _after_fit(self, k: int, x_val: Any, s_val: Any) -> None:
-        torch = require_torch()
+        from .._torch import torch
+
         with torch.no_grad():
             raw = self._raw(self.models_[k](x_val).double().cpu().numpy())
         norm = logsumexp(raw + np.log(self.prior_)[None, :], axis=1)
@@ -144,4 +145,7 @@ class DVLift(NeuralLift):
         return {"normalization_errors": self.normalization_errors_}
 
     def _load_extra_state(self, state: dict[str, Any]) -> None:
-        self.normalization_errors_ = [float(v) for v in state["normalization_errors"]]
+        errors = [float(v) for v in state["normalization_errors"]]
+        if len(errors) != self.n_ensemble or not all(math.isfinite(e) and e >= 0 for e in errors):
+            raise ValueError("one finite normalization error per ensemble member is needed")
+        self.normalization_errors_ = errors

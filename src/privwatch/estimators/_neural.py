@@ -1,8 +1,12 @@
-"""Shared machinery of the neural log-lift estimators: split, preprocessing, save / load."""
+"""Shared machinery of the neural log-lift estimators: split, preprocessing, save / load.
+
+Training runs through privwatch's one trainer (:mod:`privwatch._trainer`, via
+:mod:`._neural_training`); torch is imported only when a model is fitted or loaded.
+"""
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -15,11 +19,13 @@ from scipy.special import logsumexp
 from .._base import check_is_fitted
 from .._device import resolve_device
 from .._rng import RNGLike, check_rng
+from .._serialization import check_array, read_model, reconstructing, write_model
 from .._validation import check_open_fraction, check_positive, check_positive_int
 from ..exceptions import ValidationError
 from ._base import FloatArray, LiftEstimator
 from ._preprocess import TabularPreprocessor, as_frame
-from ._torch_utils import ACTIVATIONS, TrainHistory, mlp, require_torch
+
+ACTIVATIONS = ("relu", "tanh", "elu", "softplus")  # those of privwatch._torch.mlp
 
 __all__ = ["NeuralLift", "normalize_log_lift"]
 
@@ -91,9 +97,15 @@ class NeuralLift(LiftEstimator):
             raise ValidationError(f"`hidden` must be positive layer widths; got {self.hidden!r}.")
 
     def fit(self, X: pd.DataFrame | ArrayLike, s: ArrayLike) -> NeuralLift:
-        """Train on ``X`` (records) and ``s`` (their sensitive labels) with a validation split."""
-        torch = require_torch()
-        from ._torch_utils import torch_generator, train
+        """Train on ``X`` (records) and ``s`` (their sensitive labels) with a validation split.
+
+        Every draw comes from ``rng``: the splits from NumPy, the batches and the product
+        shuffles from a local ``torch.Generator``; the initial weights and dropout masks, which
+        torch draws from its global generator, inside :func:`privwatch._torch.seeded_global_rng`
+        (the caller's torch state is restored). Same ``rng``, same estimator.
+        """
+        from .._torch import generator_from, mlp, seeded_global_rng, torch
+        from ._neural_training import train_member
 
         self._check()
         dev = resolve_device(self.device)
@@ -106,38 +118,27 @@ class NeuralLift(LiftEstimator):
         self._log_prior = torch.as_tensor(np.log(self.prior_), dtype=torch.float32, device=dev)
         n_val = max(1, round(self.validation_fraction * len(frame)))
         self.models_: list[Any] = []
-        self.histories_: list[TrainHistory] = []
+        self.histories_: list[Any] = []
+        self.best_epochs_: list[int] = []
         self._init_members()
         for k in range(self.n_ensemble):  # each member has its own validation split
             order = torch.as_tensor(g.permutation(len(frame)), device=dev)
             val, tr = order[:n_val], order[n_val:]
-            gen = torch_generator(g, dev)
-            init_seed = int(g.integers(0, 2**62))
-            # initialisation and dropout draw from torch's global generator: fork it so that
-            # the caller's torch random state is left as it was
-            with torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
-                torch.default_generator.manual_seed(init_seed)
-                if dev.type == "cuda":
-                    torch.cuda.manual_seed(init_seed)
+            gen = generator_from(g, dev)
+            with seeded_global_rng(int(g.integers(0, 2**62)), dev):
                 model = mlp(
                     x_all.shape[1], self.hidden, self._n_outputs(), self.dropout, self.activation
                 ).to(dev)
-                history = train(
+                history, best = train_member(
+                    self,
                     model,
-                    self._loss,
                     (x_all[tr], s_all[tr]),
                     (x_all[val], s_all[val]),
-                    epochs=self.epochs,
-                    batch_size=self.batch_size,
-                    lr=self.lr,
-                    weight_decay=self.weight_decay,
-                    patience=self.patience,
                     generator=gen,
-                    progress=self.progress,
                     description=f"{type(self).__name__} {k + 1}/{self.n_ensemble}",
-                    optimizer=self.optimizer,
                 )
             self.histories_.append(history)
+            self.best_epochs_.append(best)
             self.models_.append(model)
             self._after_fit(k, x_all[val], s_all[val])
         return self
@@ -150,8 +151,9 @@ class NeuralLift(LiftEstimator):
 
     def _outputs(self, X: pd.DataFrame | ArrayLike) -> list[FloatArray]:
         """Network outputs of every ensemble member."""
-        torch = require_torch()
         check_is_fitted(self, "models_")
+        from .._torch import torch
+
         dev = next(self.models_[0].parameters()).device
         feats = torch.as_tensor(self.preprocessor_.transform(X), device=dev)
         with torch.no_grad():
@@ -177,61 +179,102 @@ class NeuralLift(LiftEstimator):
         return None
 
     def save(self, path: str | Path) -> None:
-        """Write ``path`` (JSON: parameters, preprocessing, labels) and ``path`` + ``.safetensors``
-        (weights). Loading never executes code."""
+        """Write ``path``: a checksummed privwatch model file (JSON parameters, preprocessing and
+        labels; the weights as checksummed arrays; see :mod:`privwatch._serialization`).
+        Loading never executes code."""
         check_is_fitted(self, "models_")
-        from safetensors.torch import save_file
-
         params = self.get_params()
-        params["hidden"] = list(params["hidden"])
+        params["hidden"] = [int(h) for h in params["hidden"]]
         params["rng"] = None
         params["device"] = "cpu"
         state = {
-            "kind": type(self).__name__,
             "params": params,
-            "sensitive_labels": self.sensitive_labels_,
-            "prior": self.prior_.tolist(),
+            "sensitive_labels": list(self.sensitive_labels_),
             "preprocessor": self.preprocessor_.to_dict(),
-            "n_features": self.preprocessor_.n_features_,
             "extra": self._extra_state(),
         }
-        Path(path).write_text(json.dumps(state))
-        tensors = {
-            f"{k}.{name}": v.detach().cpu().contiguous()
-            for k, m in enumerate(self.models_)
-            for name, v in m.state_dict().items()
-        }
-        save_file(tensors, str(path) + ".safetensors")
+        arrays = {"prior": np.asarray(self.prior_, dtype=np.float64)}
+        for k, m in enumerate(self.models_):
+            for name, v in m.state_dict().items():
+                arrays[f"{k}.{name}"] = v.detach().cpu().contiguous().numpy()
+        write_model(path, type(self).__name__, state, arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> NeuralLift:
-        torch = require_torch()
-        from safetensors.torch import load_file
+        """Load a file written by :meth:`save`; a tampered or truncated file raises
+        :class:`~privwatch.exceptions.TamperedFileError` (sizes beyond the memory budget
+        :class:`~privwatch.exceptions.MemoryBudgetError`) before any network is built."""
+        state, arrays = read_model(path, cls.__name__)
+        with reconstructing(path):
+            est = cls(**state["params"])
+            est._check()
+            if est.device != "cpu":
+                raise ValueError("a saved estimator loads on the CPU")
+            est.sensitive_labels_ = list(state["sensitive_labels"])
+            est.preprocessor_ = _checked_preprocessor(state["preprocessor"])
+            prior = check_array(path, arrays, "prior", ndim=1, low=0.0)
+            if prior.shape != (len(est.sensitive_labels_),) or not (
+                len(prior) >= 2 and prior.min() > 0 and abs(float(prior.sum()) - 1.0) <= 1e-9
+            ):
+                raise ValueError("the prior must be a positive pmf over the sensitive labels")
+            est.prior_ = prior
+            shapes = mlp_shapes(
+                est.preprocessor_.n_features_, est.hidden, est._n_outputs(), est.dropout
+            )
+            expected = {f"{k}.{n}": s for k in range(est.n_ensemble) for n, s in shapes}
+            stored = {n: a.shape for n, a in arrays.items() if n != "prior"}
+            if stored != expected:
+                raise ValueError("the stored weights do not match the saved architecture")
+            for name in expected:
+                check_array(path, arrays, name, ndim=len(expected[name]))
+            est._load_extra_state(state["extra"])
+        est.models_ = [est._member(arrays, k) for k in range(est.n_ensemble)]
+        from .._torch import torch
 
-        state = json.loads(Path(path).read_text())
-        if state.get("kind") != cls.__name__:
-            raise ValidationError(
-                f"`path` must hold a saved {cls.__name__}; got {state.get('kind')!r}."
-            )
-        est = cls(**state["params"])
-        est.sensitive_labels_ = state["sensitive_labels"]
-        est.prior_ = np.asarray(state["prior"])
-        est.preprocessor_ = TabularPreprocessor.from_dict(state["preprocessor"])
-        tensors = load_file(str(path) + ".safetensors")
-        est.models_ = []
-        for k in range(est.n_ensemble):
-            model = mlp(
-                state["n_features"], est.hidden, est._n_outputs(), est.dropout, est.activation
-            )
-            prefix = f"{k}."
-            model.load_state_dict(
-                {n[len(prefix) :]: t for n, t in tensors.items() if n.startswith(prefix)}
-            )
-            model.eval()
-            est.models_.append(model)
         est._log_prior = torch.as_tensor(np.log(est.prior_), dtype=torch.float32)
-        est._load_extra_state(state["extra"])
         return est
+
+    def _member(self, arrays: dict[str, Any], k: int) -> Any:
+        """Network ``k`` built and filled from checked arrays of matching shapes."""
+        from .._torch import mlp, torch
+
+        n_in = self.preprocessor_.n_features_
+        model = mlp(n_in, self.hidden, self._n_outputs(), self.dropout, self.activation)
+        prefix = f"{k}."
+        model.load_state_dict(
+            {n[len(prefix) :]: torch.from_numpy(a) for n, a in arrays.items() if n.startswith(prefix)}
+        )
+        model.eval()
+        return model
+
+
+def mlp_shapes(
+    n_in: int, hidden: Sequence[int], n_out: int, dropout: float
+) -> list[tuple[str, tuple[int, ...]]]:
+    """(state-dict name, shape) of every parameter of ``privwatch._torch.mlp`` with these
+    sizes, computed without building it."""
+    out: list[tuple[str, tuple[int, ...]]] = []
+    index, width = 0, int(n_in)
+    for h in [*hidden, n_out]:
+        out += [(f"{index}.weight", (int(h), width)), (f"{index}.bias", (int(h),))]
+        index += 3 if dropout > 0 else 2
+        width = int(h)
+    return out
+
+
+def _checked_preprocessor(state: dict[str, Any]) -> TabularPreprocessor:
+    """The preprocessor of a saved file, its columns, means and scales checked."""
+    pre = TabularPreprocessor.from_dict(state)
+    names = set(pre.numeric_) | set(pre.categories_)
+    if len(pre.columns_) != len(set(pre.columns_)) or set(pre.columns_) != names:
+        raise ValueError("preprocessor columns do not match its numeric and categorical parts")
+    for mean, scale in pre.numeric_.values():
+        if not (math.isfinite(mean) and math.isfinite(scale) and scale > 0):
+            raise ValueError("preprocessor means and scales must be finite (scales positive)")
+    for cats in pre.categories_.values():
+        if not all(isinstance(c, str) for c in cats) or len(set(cats)) != len(cats):
+            raise ValueError("preprocessor categories must be distinct strings")
+    return pre
 
 
 def normalize_log_lift(ll: FloatArray, prior: FloatArray) -> FloatArray:

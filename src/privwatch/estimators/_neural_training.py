@@ -1,0 +1,100 @@
+"""Training of one ensemble member of the neural log-lift estimators in privwatch's one trainer.
+
+Imported only when a neural estimator is fitted, so that ``import privwatch.estimators`` does
+not import torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .._torch import torch
+from .._trainer import EarlyStopping, ProgressBar, Trainer
+
+__all__ = ["LiftTrainer", "train_member"]
+
+
+class LiftTrainer(Trainer):
+    """Mini-batches of (features, sensitive codes) through ``loss_fn``; the validation step is
+    the loss on the member's validation split (``evaluation=True``)."""
+
+    def __init__(
+        self,
+        model: Any,
+        network: Any,
+        loss_fn: Callable[..., Any],
+        train: tuple[Any, Any],
+        validation: tuple[Any, Any],
+        *,
+        optimizer: Any,
+        epochs: int,
+        batch_size: int,
+        generator: Any,
+        callbacks: list[Any],
+    ) -> None:
+        super().__init__(
+            model,
+            epochs=epochs,
+            callbacks=callbacks,
+            n_samples=int(train[0].shape[0]),
+            batch_size=batch_size,
+            generator=generator,
+        )
+        self.network, self.loss_fn, self.optimizer = network, loss_fn, optimizer
+        self.train, self.validation = train, validation
+
+    def train_epoch(self, epoch: int) -> dict[str, float]:
+        self.network.train()
+        return super().train_epoch(epoch)
+
+    def train_step(self, batch: Any) -> dict[str, Any]:
+        features, sensitive = (t[batch] for t in self.train)
+        loss = self.loss_fn(self.network, features, sensitive, generator=self.generator)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return {"train_loss": float(loss.detach())}
+
+    def validation_step(self, epoch: int) -> dict[str, float]:
+        self.network.eval()
+        with torch.no_grad():
+            loss = self.loss_fn(self.network, *self.validation, generator=self.generator, evaluation=True)
+        return {"val_loss": float(loss)}
+
+
+def train_member(
+    est: Any,
+    network: Any,
+    train: tuple[Any, Any],
+    validation: tuple[Any, Any],
+    *,
+    generator: Any,
+    description: str,
+) -> tuple[Any, int]:
+    """Train ``network`` with ``est``'s settings (Adam or Adagrad with weight decay; early
+    stopping on the validation loss, keeping the best epoch's weights). Returns (history,
+    best epoch)."""
+    opt_cls = {"adam": torch.optim.Adam, "adagrad": torch.optim.Adagrad}[est.optimizer]
+    optimizer = opt_cls(network.parameters(), lr=est.lr, weight_decay=est.weight_decay)
+    stopping = EarlyStopping(network, "val_loss", patience=est.patience, min_delta=1e-6)
+    callbacks: list[Any] = [stopping]
+    if est.progress:
+        callbacks.append(
+            ProgressBar(description, est.epochs, lambda r: f"{description} val={r['val_loss']:.4f}")
+        )
+    trainer = LiftTrainer(
+        est,
+        network,
+        est._loss,
+        train,
+        validation,
+        optimizer=optimizer,
+        epochs=est.epochs,
+        batch_size=est.batch_size,
+        generator=generator,
+        callbacks=callbacks,
+    )
+    history = trainer.run()
+    network.eval()
+    return history, stopping.best_epoch
