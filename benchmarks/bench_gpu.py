@@ -97,7 +97,7 @@ def obfuscator(device: str, iters: int, hits: int, graph: bool = False) -> tuple
     )
     _sync()
     t0 = time.perf_counter()
-    ob.fit(data.train, data.train_users)
+    ob.fit(data.train, data.train_sensitive)
     _sync()
     return (time.perf_counter() - t0) / ob.n_iter_, ob
 
@@ -126,7 +126,7 @@ def digits_point(device: str, epochs: int) -> float:
     ppan.set_params(rng=0, device=device)
     _sync()
     t0 = time.perf_counter()
-    ppan.fit(data.train, data.train_labels, data.train)
+    ppan.fit(data.train, data.train_sensitive, data.train)
     ppan.release(data.test, rng=1)
     return time.perf_counter() - t0
 

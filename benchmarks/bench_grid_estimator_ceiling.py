@@ -32,7 +32,7 @@ def main() -> None:
     for name, budget, half in CASES:
         data = synthetic_users(rng=0) if name == "synthetic" else load_gowalla_paris(rng=0)
         src = np.repeat(data.test, 100, axis=0)
-        lab = np.repeat(data.test_users, 100)
+        lab = np.repeat(data.test_sensitive, 100)
         centre = np.median(data.train, axis=0)
         base = float(np.linalg.norm(src - centre, axis=1).mean())
         row = {"dataset": name, "L": budget, "distance_to_centre_m": base}

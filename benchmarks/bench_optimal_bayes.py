@@ -24,7 +24,7 @@ HALF = 2250.0
 
 def main() -> None:
     data = load_gowalla_paris(rng=0)
-    w, users = data.train, data.train_users
+    w, users = data.train, data.train_sensitive
     prior = uniform_prior(users)
     rows = []
     for cells in (26, 260):

@@ -22,7 +22,7 @@ def test_bundled_digits() -> None:
     assert d.side == 8 and d.train.shape[1] == 64
     assert len(d.train) + len(d.test) == 1797
     assert d.train.min() >= 0.0 and d.train.max() <= 1.0
-    assert set(np.unique(d.test_labels)) == set(range(10))
+    assert set(np.unique(d.test_sensitive)) == set(range(10))
 
 
 def test_mnist_idx_files(tmp_path) -> None:
@@ -36,7 +36,7 @@ def test_mnist_idx_files(tmp_path) -> None:
     d = load_digit_images(tmp_path)
     assert d.side == 4 and d.train.shape == (5, 16) and d.test.shape == (2, 16)
     assert np.allclose(d.train[0], imgs[0].ravel() / 255.0)
-    assert d.train_labels.tolist() == labels.tolist()
+    assert d.train_sensitive.tolist() == labels.tolist()
     (tmp_path / "t10k-labels-idx1-ubyte").write_bytes(b"\x00\x00\x0d\x01junk")
     with pytest.raises(ValidationError, match="unsigned-byte IDX"):
         load_digit_images(tmp_path)

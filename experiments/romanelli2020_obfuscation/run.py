@@ -104,7 +104,7 @@ def fit_learned(
     if kind != "bayes":
         params = {**cfg["obfuscator"], **c["obfuscator"], **c.get(f"obfuscator_{kind}", {})}
         ob = Obfuscator(L, generator=kind, rng=seed, **params)
-        return ob.fit(data.train, data.train_users), params, []
+        return ob.fit(data.train, data.train_sensitive), params, []
     spec = dict(cfg["obfuscator_bayes"])
     grid = spec.pop("candidates")
     names = sorted(grid)
@@ -112,7 +112,7 @@ def fit_learned(
     for values in itertools.product(*(grid[k] for k in names)):
         params = {**spec, **dict(zip(names, values, strict=True))}
         ob = Obfuscator(L, generator="anchors", attacker="bayes", rng=seed, **params)
-        ob.fit(data.train, data.train_users)
+        ob.fit(data.train, data.train_sensitive)
         tried.append((ob.val_accuracy_, params, ob))
     best = min(tried, key=lambda t: t[0])
     candidates = [{"params": p, "val_accuracy": a} for a, p, _ in tried]
@@ -139,8 +139,8 @@ def run_case(name: str, case: dict, cfg: dict) -> tuple[dict[str, Any], list[tup
         entry[f"learned_{kind}"] = {
             "params": params,
             "candidates": candidates,
-            "train": table(data.train, data.train_users, ob.sample, half, cfg, seed),
-            "test": table(data.test, data.test_users, ob.sample, half, cfg, seed + 1),
+            "train": table(data.train, data.train_sensitive, ob.sample, half, cfg, seed),
+            "test": table(data.test, data.test_sensitive, ob.sample, half, cfg, seed + 1),
             "fit_seconds": fit_s,
             "iterations": ob.n_iter_,
             "best_iteration": ob.best_epoch_ + 1,
@@ -150,10 +150,10 @@ def run_case(name: str, case: dict, cfg: dict) -> tuple[dict[str, Any], list[tup
     entry["laplace"] = {
         "epsilon": lap.epsilon,
         "expected_distortion_m": lap.expected_distortion,
-        "train": table(data.train, data.train_users, lap.sample, half, cfg, seed + 2),
-        "test": table(data.test, data.test_users, lap.sample, half, cfg, seed + 3),
+        "train": table(data.train, data.train_sensitive, lap.sample, half, cfg, seed + 2),
+        "test": table(data.test, data.test_sensitive, lap.sample, half, cfg, seed + 3),
     }
-    entry["optimum_test"] = optimum(data.test, data.test_users, L, half, cfg["optimum"])
+    entry["optimum_test"] = optimum(data.test, data.test_sensitive, L, half, cfg["optimum"])
     for kind in learned:
         best = entry[f"learned_{kind}"]["test"]["100 hits"]["260x260"]
         entry[f"learned_{kind}_fraction_of_optimum"] = best / entry["optimum_test"]["bayes_error"]
@@ -213,7 +213,7 @@ def replot(name: str) -> None:
     fig, axes = plt.subplots(len(cases), n_panels, figsize=(5 * n_panels, 5 * len(cases)))
     for row, case in zip(np.atleast_2d(axes), cases, strict=True):
         panels = list(results[f"L={case['L']}"]["scatter_test"].items())
-        draw_row(row, panels, data.test, data.test_users, f"{name} test", float(case["L"]))
+        draw_row(row, panels, data.test, data.test_sensitive, f"{name} test", float(case["L"]))
     save(fig, HERE / f"{name}_scatter.png")
 
 
@@ -227,7 +227,7 @@ def run_dataset(name: str, cfg: dict) -> None:
     half = c["bounds_m"]
     results: dict[str, Any] = {"config": cfg, "dataset": name}
     results["no_noise"] = {
-        "test": table(data.test, data.test_users, lambda p, r: p, half, {**cfg, "hits": [1]}, seed)
+        "test": table(data.test, data.test_sensitive, lambda p, r: p, half, {**cfg, "hits": [1]}, seed)
     }
     t0 = time.perf_counter()
     # the budgets run side by side, one process each
@@ -255,7 +255,7 @@ def run_dataset(name: str, cfg: dict) -> None:
             flush=True,
         )
         results[f"L={case['L']}"]["scatter_test"] = {t: p.tolist() for t, p in panels}
-        draw_row(row, panels, data.test, data.test_users, f"{name} test", L)
+        draw_row(row, panels, data.test, data.test_sensitive, f"{name} test", L)
     print(f"{name}: {results['wall_seconds']:.0f} s for all budgets", flush=True)
     save(fig, HERE / f"{name}_scatter.png")
     (HERE / f"results_{name}.json").write_text(json.dumps(results, indent=2))
@@ -290,7 +290,7 @@ def run_cross_entropy(cfg: dict) -> None:
             rng=seed,
             callbacks=[snap],
             **params,
-        ).fit(data.train, data.train_users)
+        ).fit(data.train, data.train_sensitive)
         runs[loss] = {
             "val_accuracy": ob.history_.column("val_accuracy"),
             "val_distortion_m": ob.history_.column("val_distortion"),
@@ -300,7 +300,7 @@ def run_cross_entropy(cfg: dict) -> None:
     for row, loss in zip(axes, runs, strict=True):
         for ax, it in zip(row, ce["snapshots"], strict=True):
             pts = runs[loss]["snapshots"][it]
-            ax.scatter(*pts.T, c=data.test_users, s=3, cmap="tab10")
+            ax.scatter(*pts.T, c=data.test_sensitive, s=3, cmap="tab10")
             acc = runs[loss]["val_accuracy"][it - 1]
             ax.set_title(f"{loss}: G_{it - 1} (C_{it} acc {acc:.2f})", fontsize=9)
             ax.set_aspect("equal")

@@ -44,9 +44,9 @@ def main() -> None:
     cfg = json.loads((HERE / "config.json").read_text())
     data = load_digit_images(cfg["mnist_dir"], rng=cfg["seed"])
     n_pix = data.train.shape[1]
-    counts = np.bincount(data.test_labels, minlength=10) / len(data.test_labels)
+    counts = np.bincount(data.test_sensitive, minlength=10) / len(data.test_sensitive)
     h_x = float(-(counts[counts > 0] * np.log(counts[counts > 0])).sum())
-    show = np.concatenate([np.flatnonzero(data.test_labels == d)[:1] for d in range(cfg["n_show"])])
+    show = np.concatenate([np.flatnonzero(data.test_sensitive == d)[:1] for d in range(cfg["n_show"])])
     results: dict[str, Any] = {"config": cfg, "n_train": len(data.train), "n_test": len(data.test)}
     grids: dict[float, list[np.ndarray]] = {}
     for gamma in cfg["gammas"]:
@@ -80,18 +80,18 @@ def main() -> None:
                 gamma=gamma,
                 rng=cfg["seed"],
                 **cfg["ppan"],
-            ).fit(data.train, data.train_labels, data.train)
+            ).fit(data.train, data.train_sensitive, data.train)
             seconds = time.perf_counter() - t0
             z_test = ppan.release(data.test, rng=1)
             z_train = ppan.release(data.train, rng=2)
             with torch.no_grad():
                 logp = adv.log_posterior(torch.as_tensor(z_test, dtype=torch.float32))
-            adv_acc = float((logp.argmax(1).numpy() == data.test_labels).mean())
+            adv_acc = float((logp.argmax(1).numpy() == data.test_sensitive).mean())
             fresh = MLPClassifier((128,), max_iter=400, random_state=0).fit(
-                z_train, data.train_labels
+                z_train, data.train_sensitive
             )
-            fresh_acc = float(fresh.score(z_test, data.test_labels))
-            log_q = ppan.evaluate(data.test, data.test_labels, data.test)["log_likelihood"]
+            fresh_acc = float(fresh.score(z_test, data.test_sensitive))
+            log_q = ppan.evaluate(data.test, data.test_sensitive, data.test)["log_likelihood"]
             dist = float(
                 np.mean(
                     -(

@@ -58,7 +58,7 @@ def _fit_and_release(**params: object) -> tuple[Obfuscator, np.ndarray, np.ndarr
     """Two users 100 m apart, budget 60 m: meeting half-way (50 m each) mixes them completely.
     Returns the fitted obfuscator, held-out points (20 hits each), their users and releases."""
     train, users = _two_users(300, 0)
-    test, test_users = _two_users(200, 1)
+    test, test_sensitive = _two_users(200, 1)
     settings: dict[str, object] = {
         "max_iter": 25,
         "patience": 25,
@@ -73,7 +73,7 @@ def _fit_and_release(**params: object) -> tuple[Obfuscator, np.ndarray, np.ndarr
     }
     ob = Obfuscator(60.0, **{**settings, **params}).fit(train, users)  # type: ignore[arg-type]
     src = np.repeat(test, 20, axis=0)
-    return ob, src, np.repeat(test_users, 20), ob.release(src, rng=2)
+    return ob, src, np.repeat(test_sensitive, 20), ob.release(src, rng=2)
 
 
 def test_learned_mechanism_beats_laplace_within_budget_on_held_out_points() -> None:

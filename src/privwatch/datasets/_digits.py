@@ -18,12 +18,14 @@ __all__ = ["DigitImages", "load_digit_images"]
 
 @dataclass(frozen=True)
 class DigitImages:
-    """Images as rows in [0, 1] (``side`` x ``side`` pixels) with their digit labels."""
+    """Images as rows in [0, 1] (``side`` x ``side`` pixels; the observed and useful values)
+    with their digit labels (the sensitive values of the PPAN image experiments) in
+    ``train_sensitive`` / ``test_sensitive``."""
 
     train: NDArray[np.float64]
-    train_labels: NDArray[np.int64]
+    train_sensitive: NDArray[np.int64]
     test: NDArray[np.float64]
-    test_labels: NDArray[np.int64]
+    test_sensitive: NDArray[np.int64]
     side: int
 
 

@@ -101,12 +101,13 @@ def _split(groups: list[NDArray[np.float64]], n_train: int) -> LocationData:
 
 @dataclass(frozen=True)
 class LocationData:
-    """Train / test locations (metres, (n, 2)) with their user labels 0 .. n_users - 1."""
+    """Train / test locations (the observed values: metres, (n, 2)) with their users (the
+    sensitive values: labels 0 .. n_users - 1) in ``train_sensitive`` / ``test_sensitive``."""
 
     train: NDArray[np.float64]
-    train_users: NDArray[np.int64]
+    train_sensitive: NDArray[np.int64]
     test: NDArray[np.float64]
-    test_users: NDArray[np.int64]
+    test_sensitive: NDArray[np.int64]
 
     def normalized(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Train and test coordinates in the paper's [-1, 1] normalisation (6.5 km square)."""
@@ -127,7 +128,7 @@ def synthetic_users(
     Points are uniform over the disc of radius ``radius`` around the vertex.
 
     >>> d = synthetic_users(rng=0)
-    >>> d.train.shape, d.test.shape, np.bincount(d.test_users).tolist()
+    >>> d.train.shape, d.test.shape, np.bincount(d.test_sensitive).tolist()
     ((1920, 2), (480, 2), [120, 120, 120, 120])
     """
     g = check_rng(rng)
