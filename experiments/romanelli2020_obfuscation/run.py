@@ -227,7 +227,9 @@ def run_dataset(name: str, cfg: dict) -> None:
     half = c["bounds_m"]
     results: dict[str, Any] = {"config": cfg, "dataset": name}
     results["no_noise"] = {
-        "test": table(data.test, data.test_sensitive, lambda p, r: p, half, {**cfg, "hits": [1]}, seed)
+        "test": table(
+            data.test, data.test_sensitive, lambda p, r: p, half, {**cfg, "hits": [1]}, seed
+        )
     }
     t0 = time.perf_counter()
     # the budgets run side by side, one process each

@@ -46,7 +46,9 @@ def main() -> None:
     n_pix = data.train.shape[1]
     counts = np.bincount(data.test_sensitive, minlength=10) / len(data.test_sensitive)
     h_x = float(-(counts[counts > 0] * np.log(counts[counts > 0])).sum())
-    show = np.concatenate([np.flatnonzero(data.test_sensitive == d)[:1] for d in range(cfg["n_show"])])
+    show = np.concatenate(
+        [np.flatnonzero(data.test_sensitive == d)[:1] for d in range(cfg["n_show"])]
+    )
     results: dict[str, Any] = {"config": cfg, "n_train": len(data.train), "n_test": len(data.test)}
     grids: dict[float, list[np.ndarray]] = {}
     for gamma in cfg["gammas"]:
