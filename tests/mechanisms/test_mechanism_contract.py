@@ -87,3 +87,32 @@ def test_planar_laplace_is_a_mechanism_without_a_finite_channel() -> None:
     assert isinstance(lap, Mechanism)
     assert lap.privacy.to_dict() == {"measure": "geo_epsilon", "value": 0.02, "guaranteed": True}
     assert lap.release(np.zeros((3, 2)), rng=0).shape == (3, 2)
+
+
+def test_learned_mechanisms_speak_the_same_verbs() -> None:
+    pytest.importorskip("torch")
+    from privwatch.adversarial import PPAN, Obfuscator
+    from privwatch.datasets import symmetric_pair
+
+    data = symmetric_pair(300, m=3, p=0.3, observation="useful", rng=0)
+    ppan = PPAN.finite(1 - np.eye(3), n_observed=3, n_sensitive=3, delta=0.3, epochs=3, rng=0)
+    ppan.fit(data.observed, data.sensitive, data.useful)
+    assert isinstance(ppan, Mechanism)
+    k = ppan.channel()
+    assert k.shape == (3, 3) and np.allclose(k.sum(axis=1), 1.0)
+    assert ppan.release(data.observed[:10], rng=0).shape == (10,)
+    privacy = ppan.privacy
+    assert privacy.measure == "guess_log_likelihood" and not privacy.guaranteed
+    assert privacy.value == ppan.history_[-1]["log_likelihood"] <= 0.0
+
+    r = np.random.default_rng(0)
+    users = np.repeat([0, 1], 60)
+    points = np.array([[-50.0, 0.0], [50.0, 0.0]])[users] + r.normal(0, 5, (120, 2))
+    ob = Obfuscator(60.0, max_iter=2, hits=1, classifier_epochs=2, generator_epochs=2, rng=0).fit(
+        points, users
+    )
+    assert isinstance(ob, Mechanism)
+    assert ob.release(points[:4], rng=0).shape == (4, 2)
+    assert ob.privacy.measure == "guess_accuracy" and ob.privacy.value == ob.val_accuracy_
+    with pytest.raises(ValidationError, match="`Obfuscator` must have a finite output"):
+        ob.channel()

@@ -26,6 +26,7 @@ from .._validation import (
     check_positive_int,
 )
 from ..exceptions import ValidationError
+from ..mechanisms import Mechanism, Privacy
 from ._exact import BayesGame
 from ._generators import GENERATORS, make_generator
 from ._obfuscator_io import load_obfuscator, save_obfuscator
@@ -37,7 +38,7 @@ LOSSES = ("mutual_information", "cross_entropy")
 ATTACKERS = ("classifier", "bayes")
 
 
-class Obfuscator(BaseEstimator):  # type: ignore[misc]
+class Obfuscator(BaseEstimator, Mechanism):  # type: ignore[misc]
     r"""A learned location-obfuscation mechanism P(release | observed location) hiding the
     user's identity (the sensitive attribute).
 
@@ -356,6 +357,14 @@ class Obfuscator(BaseEstimator):  # type: ignore[misc]
         return (release - centre) / self._scale
 
     # ------------------------------------------------------------------ use
+    @property
+    def privacy(self) -> Privacy:
+        """What the kept generator was measured at (not a guarantee): the held-out accuracy of
+        the adversary's guess of the user (``guess_accuracy``, a probability; see
+        ``val_accuracy_``). Its releases are continuous, so :meth:`channel` raises."""
+        check_is_fitted(self, "generator_")
+        return Privacy("guess_accuracy", float(self.val_accuracy_), False)
+
     def release(self, observed: ArrayLike, rng: RNGLike = None) -> NDArray[np.float64]:
         """One obfuscated release per row of ``observed`` ((n, 2) true locations, metres)."""
         check_is_fitted(self, "generator_")

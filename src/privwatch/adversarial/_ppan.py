@@ -22,6 +22,7 @@ from .._validation import (
     check_positive_int,
 )
 from ..exceptions import ValidationError
+from ..mechanisms import Mechanism, Privacy
 from ._families import CategoricalAdversary, FactoredMechanism, MatrixMechanism, hamming
 from ._ppan_trainer import PPANTrainer
 
@@ -32,7 +33,7 @@ SCHEDULES = ("constant", "cosine")
 Samples = tuple[ArrayLike, ...]
 
 
-class PPAN(BaseEstimator):  # type: ignore[misc]
+class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
     r"""Adversarially trained release mechanism (Tripathy, Wang, Ishwar eq. 3-6, App. A).
 
     .. math:: \min_\theta \max_\phi \frac1n \sum_i \mathbb{E}_{r \sim P_\theta(\cdot|o_i)}
@@ -176,6 +177,17 @@ class PPAN(BaseEstimator):  # type: ignore[misc]
             seed,
         )
         return cls(mechanism, adversary, hamming(table), **params)
+
+    @property
+    def privacy(self) -> Privacy:
+        """What the fitted mechanism was measured at (not a guarantee): the adversary's mean
+        log-likelihood of the sensitive value in the last epoch (``guess_log_likelihood``, nats;
+        held-out when ``validation`` was given to :meth:`fit`). Plus H(sensitive) it is the
+        adversary's variational lower bound on I(sensitive; release)."""
+        check_is_fitted(self, "fitted_")
+        last = self.history_[-1] if len(self.history_) else {}
+        value = last.get("val_log_likelihood", last.get("log_likelihood", math.nan))
+        return Privacy("guess_log_likelihood", float(value), False)
 
     def channel(self) -> NDArray[np.float64]:
         """The (n_observed, n_outputs) channel of a finite-alphabet mechanism, rows summing
