@@ -65,9 +65,9 @@ def main() -> None:
     runs: list[dict[str, float]] = []
     for _ in range(args.repeat):
         t0 = time.perf_counter()
-        est = Watchdog(epsilon=EPS, max_levels=None).fit(df, "s", ["a", "b"])  # a, b are ids
+        est = Watchdog(epsilon=EPS, sensitive="s", observed=["a", "b"], max_levels=None).fit(df)
         t1 = time.perf_counter()
-        scores = est.score_samples(df)
+        scores = est.score_records(df)
         t2 = time.perf_counter()
         release = est.transform(df)
         t3 = time.perf_counter()

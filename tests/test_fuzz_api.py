@@ -28,8 +28,6 @@ from ._fuzz_catalogue import KNOWN_FAILING, call_case, discover, function_cases,
 
 #: Case-id prefixes that fail today, in files owned by others (reported in the #19 note).
 KNOWN: dict[str, str] = {
-    "watchdog.mask_channel[p_x_size=": "watchdog/_mechanism.py: check p_x_size first",
-    "watchdog.record_tradeoff[": "watchdog/_tradeoff.py: validate risk/epsilons",
     "estimators.lift_intervals[": "estimators/_plugin_intervals.py (#16)",
     "estimators.miller_madow_mutual_information[": "estimators/_plugin_intervals.py (#16)",
     "release.wilson_interval[": "release/_attack.py: validate n_success, n_total",
@@ -258,7 +256,7 @@ def test_safe_marker_refuses_an_empty_marker() -> None:
 def test_watchdog_transform_with_marker_valued_data() -> None:
     df = pd.DataFrame({"a": ["*", "x", "y", "*", ""] * 20, "b": ["nan", "1", "2", "", "3"] * 20})
     s = np.array([0, 1, 0, 1, 1] * 20)
-    out = Watchdog(epsilon=0.05, rng=0).fit(df, s).transform(df)
+    out = Watchdog(epsilon=0.05, rng=0).fit(df, s).transform(df)  # y = the sensitive labels
     assert len(out) == len(df)
     for col in out:
         cats = list(out[col].cat.categories)

@@ -82,7 +82,8 @@ def test_planar_laplace_geo_indistinguishability() -> None:
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_watchdog_release_lift_and_cells(seed: int) -> None:
-    """The watchdog's release of a table: (a) the promise it states, ``guarantee_.epsilon`` (the
+    """The watchdog's release of a table: (a) the promise it states,
+    ``guarantee_.effective_epsilon`` (the
     lift epsilon of the released joint on the fit table's plug-in pmf; Hsu et al.: the flagged
     block is randomized, so this can exceed the requested epsilon), holds exactly; (b) its
     ``uniform`` randomization, sampled on 80,000 records, gives cell counts consistent with that
@@ -94,7 +95,7 @@ def test_watchdog_release_lift_and_cells(seed: int) -> None:
     s, x = np.divmod(cells, p.shape[1])
     table = pd.DataFrame({"x": x, "s": s})
     eps = 0.4
-    wd = Watchdog(epsilon=eps, randomization="uniform", rng=seed).fit(table, "s")
+    wd = Watchdog(epsilon=eps, sensitive="s", randomization="uniform", rng=seed).fit(table)
     released = np.asarray(wd.transform(table[["x"]])["x"].astype(int))
     p_hat = np.zeros(p.shape)
     np.add.at(p_hat, (s, x), 1.0 / n)
@@ -106,7 +107,7 @@ def test_watchdog_release_lift_and_cells(seed: int) -> None:
         k[np.ix_(~keep, ~keep)] = 1.0 / (~keep).sum()
         k[~keep] = np.where(np.isin(np.arange(p.shape[1]), np.flatnonzero(~keep)), k[~keep], 0)
     q = p_hat @ k
-    assert lift_epsilon(q) <= wd.guarantee_.epsilon + 1e-9
+    assert lift_epsilon(q) <= wd.guarantee_.effective_epsilon + 1e-9
     assert np.allclose(watchdog_channel(p_hat, eps, "uniform"), k)
     counts = np.zeros(p.shape)
     np.add.at(counts, (s, released), 1.0)

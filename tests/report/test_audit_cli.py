@@ -104,7 +104,7 @@ def test_audit_csv_with_given_epsilon_and_relaxation(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     leak = json.loads((out / "leakage.json").read_text())
     assert leak["epsilon"] == 0.2 and leak["settings"]["delta"] == 0.05
-    assert leak["guarantee"]["delta"] <= 0.05
+    assert leak["guarantee"]["breach_probability"] <= 0.05
 
 
 @pytest.mark.parametrize(

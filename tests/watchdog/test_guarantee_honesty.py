@@ -25,17 +25,23 @@ def _released_level(df: pd.DataFrame, release: pd.DataFrame) -> float:
 
 def test_smoothing_does_not_overstate_the_guarantee() -> None:
     df = _table(300, 0)
-    wd = Watchdog(epsilon=0.4, smoothing=5.0).fit(df, "s", ["x"])
+    wd = Watchdog(epsilon=0.4, smoothing=5.0, sensitive="s", observed=["x"]).fit(df)
     # the reported level is the exact level of the released records, not of the smoothed pmf
-    assert math.isclose(wd.guarantee_.epsilon, _released_level(df, wd.transform(df)), rel_tol=1e-9)
-    smoothed = Watchdog(epsilon=0.4, smoothing=5.0).fit(df, "s", ["x"]).joint_.p
-    assert not math.isclose(float(np.nanmax(np.abs(log_lift(smoothed)))), wd.guarantee_.epsilon)
+    assert math.isclose(
+        wd.guarantee_.effective_epsilon, _released_level(df, wd.transform(df)), rel_tol=1e-9
+    )
+    smoothed = Watchdog(epsilon=0.4, smoothing=5.0, sensitive="s", observed=["x"]).fit(df).joint_.p
+    assert not math.isclose(
+        float(np.nanmax(np.abs(log_lift(smoothed)))), wd.guarantee_.effective_epsilon
+    )
 
 
 def test_gamma_is_not_claimed_where_its_premise_fails() -> None:
-    wd = Watchdog(epsilon=0.8).fit(_table(400, 3), "s", ["x"])
-    held = wd.evaluate(_table(400, 13), "s")
-    assert held.guarantee.epsilon > 0.8  # on held-out records a released symbol breaks 0.8
+    wd = Watchdog(epsilon=0.8, sensitive="s", observed=["x"]).fit(_table(400, 3))
+    held = wd.evaluate(_table(400, 13))
+    assert (
+        held.guarantee.effective_epsilon > 0.8
+    )  # on held-out records a released symbol breaks 0.8
     assert math.isinf(held.gamma_bound)
 
 
@@ -44,4 +50,4 @@ def test_epsilon_zero_does_not_count_float_noise_as_breach() -> None:
 
     p = np.array([[0.1, 0.2, 0.03], [0.3, 0.6, 0.09]])  # S independent of X: every lift is 1
     r = relaxed_watchdog(p / p.sum(), 0.0, 0.5)
-    assert r.breach_probability == 0.0 and r.mask.all()
+    assert r.breach_probability == 0.0 and r.keep.all()

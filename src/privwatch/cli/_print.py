@@ -130,8 +130,8 @@ def print_watchdog(result: AuditResult, proposed: bool) -> None:
         ("records", f"{result.summary['n_records']:,}"),
         ("epsilon (threshold)", f"{fmt(result.epsilon, 3)} nats"),
         ("flagged records", f"{result.summary['n_flagged']:,} of {result.summary['n_records']:,}"),
-        ("lift-privacy level of the release", f"{fmt(g.epsilon, 3)} nats"),
-        ("breach probability (delta)", pct(g.delta)),
+        ("lift-privacy level of the release", f"{fmt(g.effective_epsilon, 3)} nats"),
+        ("breach probability (delta)", pct(g.breach_probability)),
     ]
     before = result.leakage["before"]
     if "mutual_information" in before:
@@ -143,7 +143,7 @@ def print_watchdog(result: AuditResult, proposed: bool) -> None:
             )
         )
     utility = result.leakage["utility"]
-    value = utility.get("mutual_information", utility.get("utility_mi"))
+    value = utility.get("utility_mi")
     if value is not None:
         rows.append(("information kept", f"{fmt(float(value), 3)} nats"))
     for name, val in rows:

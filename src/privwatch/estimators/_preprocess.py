@@ -12,7 +12,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, TransformerMixin
 
+from .._base import check_is_fitted
 from ..exceptions import ValidationError
 
 __all__ = ["TabularPreprocessor", "as_frame"]
@@ -35,10 +37,14 @@ def as_frame(X: pd.DataFrame | ArrayLike, columns: list[str] | None = None) -> p
     return pd.DataFrame(arr, columns=names)
 
 
-class TabularPreprocessor:
-    """Standardize numeric columns and one-hot encode the others (fitted on training data)."""
+class TabularPreprocessor(TransformerMixin, BaseEstimator):  # type: ignore[misc]
+    """Standardize numeric columns and one-hot encode the others (fitted on training data).
 
-    def fit(self, X: pd.DataFrame | ArrayLike) -> TabularPreprocessor:
+    A scikit-learn transformer (no parameters): ``set_output(transform="pandas")`` names the
+    output columns ``col`` (numeric) and ``col=value`` (one-hot); ``y`` is ignored.
+    """
+
+    def fit(self, X: pd.DataFrame | ArrayLike, y: object = None) -> TabularPreprocessor:
         frame = as_frame(X)
         if len(frame) == 0:
             raise ValidationError("`X` must have at least one row; got 0.")
@@ -64,6 +70,7 @@ class TabularPreprocessor:
         return len(self.numeric_) + sum(len(v) for v in self.categories_.values())
 
     def transform(self, X: pd.DataFrame | ArrayLike) -> NDArray[np.float32]:
+        check_is_fitted(self, "columns_")
         frame = as_frame(X, self.columns_ if not isinstance(X, pd.DataFrame) else None)
         missing = [c for c in self.columns_ if c not in frame.columns]
         if missing:
@@ -90,8 +97,19 @@ class TabularPreprocessor:
                 blocks.append(onehot)
         return np.hstack(blocks) if blocks else np.zeros((len(frame), 0), dtype=np.float32)
 
-    def fit_transform(self, X: pd.DataFrame | ArrayLike) -> NDArray[np.float32]:
+    def fit_transform(
+        self, X: pd.DataFrame | ArrayLike, y: object = None, **fit_params: object
+    ) -> NDArray[np.float32]:
         return self.fit(X).transform(X)
+
+    def get_feature_names_out(self, input_features: object = None) -> NDArray[np.object_]:
+        """Output column names, in :meth:`transform`'s order."""
+        check_is_fitted(self, "columns_")
+        names: list[str] = []
+        for col in self.columns_:
+            cats = self.categories_.get(col)
+            names += [col] if cats is None else [f"{col}={c}" for c in cats]
+        return np.asarray(names, dtype=object)
 
     def to_dict(self) -> dict[str, Any]:
         return {"columns": self.columns_, "numeric": self.numeric_, "categories": self.categories_}

@@ -76,23 +76,23 @@ def _choose_epsilon(curve: pd.DataFrame, plugin: bool) -> tuple[float, str]:
         ok = curve[curve["nmil"] <= TARGET_LOSS]
         if len(ok):
             row = ok.iloc[0]
-            return float(row["epsilon"]), (
+            return float(row["threshold"]), (
                 f"smallest epsilon on the tradeoff curve whose release keeps at least "
                 f"{1 - TARGET_LOSS:.0%} of the information in the observed columns "
                 f"(NMIL = {row['nmil']:.3f}); its exact lift-privacy level is "
-                f"{row['optimal_epsilon']:.3f} nats"
+                f"{row['effective_epsilon']:.3f} nats"
             )
     else:
-        ok = curve[curve["flagged_fraction"] <= TARGET_LOSS]
+        ok = curve[curve["flagged_probability"] <= TARGET_LOSS]
         if len(ok):
             row = ok.iloc[0]
-            return float(row["epsilon"]), (
+            return float(row["threshold"]), (
                 f"smallest epsilon on the tradeoff curve that releases at least "
                 f"{1 - TARGET_LOSS:.0%} of the records unchanged "
-                f"({row['flagged_fraction']:.1%} flagged)"
+                f"({row['flagged_probability']:.1%} flagged)"
             )
     row = curve.iloc[-1]
-    return float(row["epsilon"]), (
+    return float(row["threshold"]), (
         f"largest epsilon on the grid, since none loses at most {TARGET_LOSS:.0%}; the data "
         "leak strongly: consider coarser observed columns"
     )
@@ -182,18 +182,20 @@ def run_audit(
         df, sensitive, observed, bins=bins, missing=missing, force=force
     )
     say("estimating the log-lift")
-    probe = Watchdog(epsilon=math.inf, max_levels=max_levels, estimator=est, rng=rng)
-    probe.fit(frame, sensitive, cols)
-    risk = probe.score_samples(frame).risk
+    probe = Watchdog(
+        epsilon=math.inf, sensitive=sensitive, observed=cols, max_levels=max_levels,
+        estimator=est, rng=rng,
+    )  # fmt: skip
+    probe.fit(frame)
+    risk = probe.score_samples(frame)
     finite = risk[np.isfinite(risk)]
     top = float(np.quantile(finite, 0.999)) if finite.size else 1.0
     grid = np.unique(np.round(np.linspace(0.02, max(top, 0.1) * 1.05, 40), 4))
     say("computing the tradeoff curve")
     if est is None:
         curve = tradeoff(probe.joint_.p, grid).to_frame()
-        curve["flagged_fraction"] = curve["flagged_probability"]
     else:
-        curve = record_tradeoff(risk, grid)
+        curve = record_tradeoff(risk, frame[sensitive], grid).to_frame()
     reason = "given by the user"
     proposed = epsilon is None
     if epsilon is None:
@@ -201,7 +203,7 @@ def run_audit(
     say("fitting the watchdog and releasing")
     # the log-lift is already estimated on these records: only the threshold changes
     wd = probe.set_params(delta=delta, epsilon_max=epsilon_max).rethreshold(epsilon)
-    scores: RecordScores = wd.score_samples(frame)
+    scores: RecordScores = wd.score_records(frame)
     flags = wd.flag(frame)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)
@@ -290,23 +292,23 @@ def run_audit(
             "information_nats": found.information_nats,
             "information_input_nats": found.information_input_nats,
         }
-        summary["n_observed_symbols"] = int(wd.encoder_.n_symbols)
+        summary["n_observed_symbols"] = int(wd.joint_.p.shape[1])
         summary["n_suppressed"] = found.suppressed_records
     elif est is None:
-        reached = wd.guarantee_.delta <= (delta or 0.0) + 1e-12
+        reached = wd.guarantee_.breach_probability <= (delta or 0.0) + 1e-12
         leakage["status"] = "met" if reached else "not_met"
         leakage["reasons"] = (
             []
             if reached
             else [
                 f"the (epsilon, delta) algorithm reaches a breach probability of "
-                f"{wd.guarantee_.delta:.3g}, above the requested delta {delta:g}"
+                f"{wd.guarantee_.breach_probability:.3g}, above the requested delta {delta:g}"
             ]
         )
         leakage["before"] = wd.leakage_before_.to_dict()
         leakage["after"] = wd.leakage_after_.to_dict()
         leakage["utility"] = wd.utility_.to_dict()
-        summary["n_observed_symbols"] = int(wd.encoder_.n_symbols)
+        summary["n_observed_symbols"] = int(wd.joint_.p.shape[1])
     else:
         ll = scores.log_lift
         codes = pd.Index(wd.sensitive_labels_).get_indexer(frame[sensitive])
@@ -314,7 +316,7 @@ def run_audit(
             "mutual_information_estimate": float(np.mean(ll[np.arange(len(codes)), codes]))
         }
         leakage["after"] = {"note": "exact leakage of the release needs the plug-in estimator"}
-        leakage["utility"] = record_tradeoff(scores.risk, [epsilon]).iloc[0].to_dict()
+        leakage["utility"] = wd.utility_.to_dict()
     mechanism = None if found is None else mapping_table(frame, found.released, cols)
     if checks and est is None:
         sens_cols = list(components) if components else [sensitive]

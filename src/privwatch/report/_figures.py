@@ -76,12 +76,8 @@ def plot_risk(risk: np.ndarray, epsilon: float, path: Path, flagged: np.ndarray)
 
 def plot_curve(curve: Any, chosen: float, epsilon: float, path: Path) -> None:
     """Utility against the exact privacy level of the release over the epsilon grid."""
-    x = curve["optimal_epsilon"] if "optimal_epsilon" in curve else curve["gamma_bound"]
-    label = (
-        "exact lift-privacy level of the release (nats)"
-        if "optimal_epsilon" in curve
-        else "leakage bound gamma, Prop. 2 (nats)"
-    )
+    x = curve["effective_epsilon"]
+    label = "lift-privacy level of the release (nats; estimated with a learned estimator)"
     ax = plot_tradeoff(
         {"watchdog release": (np.where(np.isfinite(x), x, np.nan), curve["utility_mi"])},
         xlabel=label,

@@ -162,7 +162,11 @@ SCHEMA: dict[str, Any] = {
         "status": {"enum": ["met", "not_met"]},
         "reasons": {"type": "array", "items": {"type": "string"}},
         "alternatives": {"type": "array", "items": {"type": "string"}},
-        "guarantee": {"type": "object", "required": ["epsilon"]},
+        "guarantee": {
+            "type": "object",
+            # release search: the epsilon met; watchdog: its Guarantee (effective_epsilon, ...)
+            "anyOf": [{"required": ["epsilon"]}, {"required": ["effective_epsilon"]}],
+        },
         "guarantee_in_words": {"type": "string"},
         "release": {
             "type": "object",

@@ -139,7 +139,10 @@ def _signals_held() -> Iterator[None]:
 
 def _plots(result: AuditResult, folder: Path) -> None:
     plot_curve(
-        result.tradeoff, result.watchdog.guarantee_.epsilon, result.epsilon, folder / "tradeoff.png"
+        result.tradeoff,
+        result.watchdog.guarantee_.effective_epsilon,
+        result.epsilon,
+        folder / "tradeoff.png",
     )
     plot_risk(
         result.scores["risk"].to_numpy(),

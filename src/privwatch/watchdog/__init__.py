@@ -7,7 +7,7 @@ curve. On a table: :class:`Watchdog`.
 
 from ._bounds import OptimalEpsilon, gamma_bound, optimal_epsilon
 from ._estimator import Guarantee, RecordScores, Watchdog, WatchdogEvaluation
-from ._mechanism import WatchdogUtility, mask_channel, watchdog_channel, watchdog_utility
+from ._mechanism import WatchdogUtility, partition_channel, watchdog_channel, watchdog_utility
 from ._partition import critical_epsilons, partition, symbol_risk
 from ._relaxed import RelaxedWatchdogResult, breach_probability, relaxed_watchdog
 from ._tradeoff import TradeoffCurve, record_tradeoff, tradeoff
@@ -24,9 +24,9 @@ __all__ = [
     "breach_probability",
     "critical_epsilons",
     "gamma_bound",
-    "mask_channel",
     "optimal_epsilon",
     "partition",
+    "partition_channel",
     "record_tradeoff",
     "relaxed_watchdog",
     "symbol_risk",

@@ -8,17 +8,18 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import xlogy
 
-from .._validation import DEFAULT_ATOL, check_mask, check_pmf
+from .._memory import check_allocation
+from .._validation import DEFAULT_ATOL, check_mask, check_pmf, check_positive_int
 from ..exceptions import ValidationError
 from ._partition import _set_risk, _symbol_risk, partition
 
-__all__ = ["WatchdogUtility", "mask_channel", "watchdog_channel", "watchdog_utility"]
+__all__ = ["WatchdogUtility", "partition_channel", "watchdog_channel", "watchdog_utility"]
 
 FloatArray = NDArray[np.float64]
 Randomization = str | ArrayLike
 
 
-def mask_channel(
+def partition_channel(
     p_x_size: int, keep: ArrayLike, randomization: Randomization = "merge"
 ) -> FloatArray:
     r"""Channel ``k[x, y]`` (output alphabet = observed alphabet) of a watchdog bi-partition.
@@ -31,6 +32,8 @@ def mask_channel(
     flagged symbols; an array ``R`` of length ``|X|`` must be a pmf supported on the flagged
     symbols. Every choice is X^c-invariant, hence optimal (Sadeghi et al. Cor. 1).
     """
+    check_positive_int(p_x_size, "p_x_size")
+    check_allocation("p_x_size", (p_x_size, p_x_size))
     keep_mask = check_mask(keep, p_x_size, "keep")
     k = np.zeros((p_x_size, p_x_size))
     kept = np.flatnonzero(keep_mask)
@@ -79,7 +82,7 @@ def watchdog_channel(
 ) -> FloatArray:
     """The privacy-watchdog channel ``k[x, y]`` for threshold ``epsilon`` (Hsu et al. eq. (9)).
 
-    See :func:`mask_channel` for ``randomization``.
+    See :func:`partition_channel` for ``randomization``.
 
     Examples
     --------
@@ -89,14 +92,15 @@ def watchdog_channel(
            [0. , 0. , 1. ]])
     """
     arr = check_pmf(p, atol=atol)
-    return mask_channel(arr.shape[1], partition(arr, epsilon), randomization)
+    return partition_channel(arr.shape[1], partition(arr, epsilon), randomization)
 
 
 @dataclass(frozen=True)
 class WatchdogUtility:
-    """Utility of a watchdog release: I(X;Y) in nats (Hsu eq. 11) and NMIL (Sadeghi eq. 9)."""
+    """Utility of a watchdog release: ``utility_mi`` = I(X;Y) in nats (Hsu eq. 11), ``nmil``
+    (Sadeghi eq. 9), ``entropy_observed`` = H(X) and ``flagged_probability`` = P(X in X^c)."""
 
-    mutual_information: float
+    utility_mi: float
     nmil: float
     entropy_observed: float
     flagged_probability: float
@@ -113,7 +117,7 @@ def _utility(p_x: FloatArray, keep: NDArray[np.bool_]) -> WatchdogUtility:
     info = -float(xlogy(p_x[keep], p_x[keep]).sum()) - float(xlogy(mass, mass))
     info = min(max(info, 0.0), h)
     return WatchdogUtility(
-        mutual_information=info,
+        utility_mi=info,
         nmil=0.0 if h <= 0 else float(1.0 - info / h),
         entropy_observed=h,
         flagged_probability=mass,
@@ -134,7 +138,7 @@ def watchdog_utility(
     Examples
     --------
     >>> u = watchdog_utility([[0.3, 0.1, 0.1], [0.1, 0.3, 0.1]], 0.5)
-    >>> round(u.mutual_information, 4), round(u.nmil, 4)
+    >>> round(u.utility_mi, 4), round(u.nmil, 4)
     (0.5004, 0.5256)
     """
     arr = check_pmf(p, atol=atol)

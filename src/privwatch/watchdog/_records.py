@@ -1,8 +1,8 @@
-"""The per-record watchdog with a learned log-lift estimator (Hsu et al. §IV).
+"""The record-level strategy of the watchdog: a learned log-lift estimator (Hsu et al. §IV).
 
-X_eps is the set of records whose estimated |log-lift| is at most epsilon for every sensitive
-value; flagged records are randomized X^c-invariantly: merged into one marker value, or replaced
-by the observed values of a record drawn uniformly from the flagged training records.
+The unit is a fit record: a record is released when its estimated ``max_s |i(s, x)|`` is at most
+epsilon; flagged records are randomized X^c-invariantly: merged into one marker value, or
+replaced by the observed values of a record drawn uniformly from the flagged fit records.
 
 The fit records are scored **cross-fitted** (``cv`` folds, issue #16): each one by a model that
 did not see it, so an overfitted model cannot under- or over-state the very risks it reports;
@@ -16,108 +16,149 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
+from sklearn.base import clone
 
 from .._rng import check_rng
-from ..estimators import LiftEstimator
-from ..estimators._base import risk_of
+from ..estimators import LiftEstimator, PluginLift
 from ..exceptions import PrivacyWarning, ValidationError
+from ._mechanism import WatchdogUtility, _utility
 from ._results import Guarantee, RecordScores
 from ._table import safe_marker
 
-__all__ = ["RecordWatchdog"]
+__all__ = ["RecordStrategy", "is_record_level", "record_guarantee", "risk_of"]
+
+FloatArray = NDArray[np.float64]
 
 
-def _fingerprint(frame: pd.DataFrame) -> np.ndarray:
+def risk_of(log_lift: FloatArray) -> FloatArray:
+    """Per-record risk ``max_s |i(s, x)|``; inf where the log-lift is unknown (NaN)."""
+    risk = np.abs(log_lift).max(axis=1)
+    return np.asarray(np.where(np.isnan(risk), np.inf, risk), dtype=np.float64)
+
+
+def record_guarantee(
+    risk: FloatArray, s_codes: NDArray[np.int64], n_sensitive: int, epsilon: float, basis: str
+) -> tuple[NDArray[np.bool_], Guarantee, WatchdogUtility]:
+    r"""Released records, guarantee and utility when every record is its own symbol (mass 1/n).
+
+    A record is kept when ``risk <= epsilon``. The randomized level is that of the flagged set,
+    :math:`\max_s |\log P(s \mid \text{flagged}) / P(s)|` on the empirical distribution of the
+    labels; the kept level is the largest kept (estimated) risk; the breach probability is
+    :math:`\sum_s P(s, \text{flagged})\,\mathbb 1\{|i(s, \text{flagged})| > \varepsilon\}`
+    (kept records meet epsilon by construction). Utility: Hsu et al. eq. (11) with
+    :math:`P_X(x_i) = 1/n`.
+    """
+    keep = risk <= epsilon
+    n = len(risk)
+    prior = np.bincount(s_codes, minlength=n_sensitive) / n
+    randomized, breach = 0.0, 0.0
+    if (~keep).any():
+        joint_flagged = np.bincount(s_codes[~keep], minlength=n_sensitive) / n
+        with np.errstate(divide="ignore"):
+            level = np.abs(np.log(joint_flagged / (~keep).mean() / prior))
+        randomized = float(level.max())
+        breach = float(joint_flagged[level > epsilon + 1e-12].sum())
+    kept = float(risk[keep].max()) if keep.any() else 0.0
+    guarantee = Guarantee(
+        effective_epsilon=max(kept, randomized),
+        breach_probability=breach,
+        threshold=epsilon,
+        randomized_epsilon=randomized,
+        flagged_probability=float((~keep).mean()),
+        n_flagged_symbols=int((~keep).sum()),
+        basis=basis,
+    )
+    return keep, guarantee, _utility(np.full(n, 1.0 / n), keep)
+
+
+def _fingerprint(frame: pd.DataFrame) -> NDArray[np.uint64]:
     """Row hashes in order: equal arrays mean the same records in the same order."""
     return np.asarray(pd.util.hash_pandas_object(frame, index=False).to_numpy())
 
 
-class RecordWatchdog:
-    """Fitted state of the record-level watchdog (used by :class:`~privwatch.Watchdog`)."""
+def is_record_level(estimator: Any) -> bool:
+    """True for estimators that need the record-level strategy (everything but plug-in counts)."""
+    return estimator is not None and not isinstance(estimator, PluginLift)
+
+
+class RecordStrategy:
+    """Record-level watchdog with a clone of ``estimator``; the unit is a fit record."""
 
     def __init__(self, estimator: LiftEstimator, columns: list[str], cv: int | None = 5) -> None:
         if not isinstance(estimator, LiftEstimator):
             raise ValidationError(
                 "`estimator` must be a privwatch log-lift estimator (PluginLift, ClassifierLift, "
-                f"DVLift); got {type(estimator).__name__}."
+                f"DVLift, PosteriorLift, AutoLift); got {type(estimator).__name__}."
             )
-        from sklearn.base import clone
-
         self.estimator = clone(estimator)
         self.columns = columns
         self.cv = cv
 
-    def fit(self, frame: pd.DataFrame, s_codes: np.ndarray, s_labels: list[Any]) -> RecordWatchdog:
+    def fit(
+        self, frame: pd.DataFrame, s_codes: NDArray[np.int64], s_labels: list[Any], name: str = "s"
+    ) -> RecordStrategy:
         observed = frame[self.columns]
         labels = np.asarray(s_labels, dtype=object)[s_codes]
         if self.cv is None:
             self.estimator.fit(observed, labels)
-            ll = self.estimator.log_lift(observed)
-            self.fold_ = np.full(len(observed), -1, dtype=np.int64)
+            self.log_lift = self.estimator.log_lift(observed)
+            self.fold = np.full(len(observed), -1, dtype=np.int64)
         else:
             scores = self.estimator.fit_score(observed, labels, cv=self.cv, interval=None)
-            ll, self.fold_ = scores.log_lift, scores.fold
-        self.fit_log_lift_ = ll
-        self._fit_risk = risk_of(ll)
+            self.log_lift, self.fold = scores.log_lift, scores.fold
+        self.sensitive_labels = s_labels
+        self._risk = risk_of(self.log_lift)
         self._observed = observed
         self._s_codes = s_codes
-        self._n_labels = len(s_labels)
         self._fingerprint = _fingerprint(observed)
         return self
 
-    def threshold(self, epsilon: float) -> RecordWatchdog:
-        """Flag the fit records whose estimated |log-lift| exceeds ``epsilon``; the guarantee."""
+    def threshold(self, epsilon: float, delta: float | None, epsilon_max: float) -> None:
+        # delta is refused by Watchdog before fitting (the relaxation needs symbols)
         self.epsilon = epsilon
-        keep = self._fit_risk <= epsilon
-        s_codes = self._s_codes
-        self.pool_ = self._observed.loc[~keep].reset_index(drop=True)
-        prior = np.bincount(s_codes, minlength=self._n_labels) / len(s_codes)
-        if (~keep).any():
-            flagged = np.bincount(s_codes[~keep], minlength=self._n_labels) / (~keep).sum()
-            with np.errstate(divide="ignore"):
-                randomized = float(np.abs(np.log(flagged / prior)).max())
-        else:
-            randomized = 0.0
-        kept = float(self._fit_risk[keep].max()) if keep.any() else 0.0
-        self.guarantee_ = Guarantee(
-            epsilon=max(kept, randomized),
-            delta=0.0,
-            threshold=epsilon,
-            randomized_epsilon=randomized,
-            flagged_probability=float((~keep).mean()),
-            n_flagged_symbols=int((~keep).sum()),
-            basis=f"estimated by {type(self.estimator).__name__} on the fit records"
-            + (f", cross-fitted ({self.cv} folds)" if self.cv is not None else ""),
+        basis = f"estimated by {type(self.estimator).__name__} on the fit records" + (
+            f", cross-fitted ({self.cv} folds)" if self.cv is not None else ""
         )
-        return self
+        n_s = len(self.sensitive_labels)
+        self.keep, self.guarantee, self.utility = record_guarantee(
+            self._risk, self._s_codes, n_s, epsilon, basis
+        )
+        self.pool = self._observed.loc[~self.keep].reset_index(drop=True)
+
+    def unit_index(self) -> pd.Index:
+        return self._observed.index
 
     def _is_fit_records(self, observed: pd.DataFrame) -> bool:
         return len(observed) == len(self._fingerprint) and bool(
             np.array_equal(_fingerprint(observed), self._fingerprint)
         )
 
-    def scores(self, frame: pd.DataFrame, labels: list[Any]) -> RecordScores:
-        """Per-record log-lift: cross-fitted when ``frame`` holds the fit records (in order)."""
+    def scores(self, frame: pd.DataFrame) -> RecordScores:
+        """Cross-fitted log-lift when ``frame`` holds the fit records (in order)."""
         observed = frame[self.columns]
         if self.cv is not None and self._is_fit_records(observed):
-            ll = self.fit_log_lift_
+            ll = self.log_lift
         else:
             ll = self.estimator.log_lift(observed)
         known = np.asarray(~np.isnan(ll).any(axis=1), dtype=bool)
-        risk = risk_of(ll)
-        return RecordScores(risk, ll, known, labels)
+        return RecordScores(risk_of(ll), ll, known, list(self.sensitive_labels))
 
-    def transform(
-        self, frame: pd.DataFrame, flagged: np.ndarray, randomization: str, marker: str, rng: Any
+    def flag(self, frame: pd.DataFrame) -> NDArray[np.bool_]:
+        return np.asarray(self.scores(frame).risk > self.epsilon, dtype=bool)
+
+    def release(
+        self, frame: pd.DataFrame, randomization: str, marker: str, rng: Any
     ) -> pd.DataFrame:
         observed = frame[self.columns]
+        flagged = self.flag(frame)
         if self.cv is None and self._is_fit_records(observed):
             warnings.warn(
                 "the log-lift was estimated on the very records being released, without a "
                 "held-out split: their flags and the guarantee are optimistic. Fit on other "
                 "records of the same population.",
                 PrivacyWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         out = observed.copy()
         if not flagged.any():
@@ -127,16 +168,12 @@ class RecordWatchdog:
             for col in out.columns:  # a marker no value of the column equals
                 out.loc[flagged, col] = safe_marker(marker, observed[col].unique())
             return out
-        if len(self.pool_) == 0:
-            raise ValidationError("no flagged fit records to draw from; use randomization='merge'.")
-        drawn = check_rng(rng).integers(0, len(self.pool_), size=int(flagged.sum()))
+        if len(self.pool) == 0:
+            raise ValidationError(
+                "`randomization` must be 'merge' when no fit record is flagged (nothing to "
+                "draw from); got 'uniform'."
+            )
+        drawn = check_rng(rng).integers(0, len(self.pool), size=int(flagged.sum()))
         out = out.astype(object)
-        out.loc[flagged, :] = self.pool_.iloc[drawn].to_numpy(dtype=object)
+        out.loc[flagged, :] = self.pool.iloc[drawn].to_numpy(dtype=object)
         return out
-
-
-def is_record_level(estimator: Any) -> bool:
-    """True for estimators that need the per-record watchdog (everything but plug-in counts)."""
-    from ..estimators import PluginLift
-
-    return estimator is not None and not isinstance(estimator, PluginLift)

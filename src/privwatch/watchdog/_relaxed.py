@@ -29,6 +29,7 @@ FloatArray = NDArray[np.float64]
 #: out as 1 + 2e-16, which at epsilon = 0 used to count every record as a breach).
 LIFT_TOL = 1e-12
 
+
 def _set_breach(p: FloatArray, p_s: FloatArray, cols: NDArray[np.bool_], eps: float) -> float:
     found = _set_abs_log_lift(p, p_s, cols)
     if found is None:
@@ -57,7 +58,7 @@ def _breach(
 
 
 def breach_probability(
-    p: ArrayLike, mask: ArrayLike, epsilon: float, *, atol: float = DEFAULT_ATOL
+    p: ArrayLike, keep: ArrayLike, epsilon: float, *, atol: float = DEFAULT_ATOL
 ) -> float:
     r"""Probability that the release breaches epsilon-log-lift privacy, for a bi-partition.
 
@@ -67,7 +68,7 @@ def breach_probability(
               + \delta_\varepsilon(\mathcal{X}^c_\varepsilon)
 
     Sadeghi et al. eq. (10)–(11): released symbols are judged on their own log-lift, the
-    randomized (merged) set on its subset log-lift. ``mask`` is True for released symbols.
+    randomized (merged) set on its subset log-lift. ``keep`` is True for released symbols.
 
     Examples
     --------
@@ -78,9 +79,9 @@ def breach_probability(
     0.0
     """
     arr = check_pmf(p, atol=atol)
-    keep = check_mask(mask, arr.shape[1])
+    released = check_mask(keep, arr.shape[1], "keep")
     eps = check_nonnegative(epsilon, "epsilon", allow_inf=True)
-    return _breach(arr, keep, eps)
+    return _breach(arr, released, eps)
 
 
 def _two_sum(hi: float, lo: float, add: float) -> tuple[float, float]:
@@ -172,36 +173,38 @@ def _greedy_scan(
 class RelaxedWatchdogResult:
     """Output of :func:`relaxed_watchdog`.
 
-    ``mask`` is True for released symbols; ``breach_probability`` and ``max_abs_log_lift`` are
-    those of the release (Sadeghi eq. 11 and the effective level); ``satisfied`` says whether
+    ``keep`` is True for released symbols; ``breach_probability`` and ``effective_epsilon`` are
+    those of the release (Sadeghi eq. 11 and the lift-privacy level); ``threshold``, ``delta``
+    and ``epsilon_max`` echo the arguments; ``utility_mi`` and ``nmil`` are the release's
+    utility, ``strict_nmil`` the strict watchdog's; ``satisfied`` says whether
     both conditions (<= delta, <= epsilon_max) hold; ``exempted`` lists the symbols moved back
     from the flagged set, in the order they were moved.
     """
 
-    mask: NDArray[np.bool_]
-    epsilon: float
+    keep: NDArray[np.bool_]
+    threshold: float
     delta: float
     epsilon_max: float
     breach_probability: float
-    max_abs_log_lift: float
+    effective_epsilon: float
     nmil: float
-    mutual_information: float
+    utility_mi: float
     strict_nmil: float
     satisfied: bool
     exempted: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "epsilon": self.epsilon,
+            "threshold": self.threshold,
             "delta": self.delta,
             "epsilon_max": self.epsilon_max,
             "breach_probability": self.breach_probability,
-            "max_abs_log_lift": self.max_abs_log_lift,
+            "effective_epsilon": self.effective_epsilon,
             "nmil": self.nmil,
-            "mutual_information": self.mutual_information,
+            "utility_mi": self.utility_mi,
             "strict_nmil": self.strict_nmil,
             "satisfied": self.satisfied,
-            "n_released": int(self.mask.sum()),
+            "n_released": int(self.keep.sum()),
             "exempted": list(self.exempted),
         }
 
@@ -231,7 +234,7 @@ def relaxed_watchdog(
     Examples
     --------
     >>> r = relaxed_watchdog([[0.3, 0.1, 0.1], [0.1, 0.3, 0.1]], 0.5, 0.3)
-    >>> r.mask, round(r.breach_probability, 2), r.nmil < r.strict_nmil
+    >>> r.keep, round(r.breach_probability, 2), r.nmil < r.strict_nmil
     (array([ True,  True,  True]), 0.2, True)
     """
     arr = check_pmf(p, atol=atol)
@@ -254,14 +257,14 @@ def relaxed_watchdog(
     level = _effective_level(arr, keep, risk)[1]
     util = _utility(p_x, keep)
     return RelaxedWatchdogResult(
-        mask=keep,
-        epsilon=eps,
+        keep=keep,
+        threshold=eps,
         delta=dlt,
         epsilon_max=eps_max,
         breach_probability=breach,
-        max_abs_log_lift=level,
+        effective_epsilon=level,
         nmil=util.nmil,
-        mutual_information=util.mutual_information,
+        utility_mi=util.utility_mi,
         strict_nmil=strict.nmil,
         satisfied=bool(breach <= dlt + 1e-12 and level <= eps_max),
         exempted=[int(x) for x in exempted],

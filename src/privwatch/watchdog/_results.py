@@ -20,16 +20,19 @@ FloatArray = NDArray[np.float64]
 
 @dataclass(frozen=True)
 class Guarantee:
-    """The lift-privacy guarantee of a watchdog release, computed exactly on the fitted pmf.
+    """The lift-privacy guarantee of a watchdog release (exact on the fitted pmf for the
+    plug-in watchdog; an estimate for the record-level one, as ``basis`` says).
 
-    ``epsilon``: effective level (max |log-lift| between sensitive and release); ``delta``:
-    probability of a breach of ``threshold`` (Sadeghi eq. 11; 0 for the strict watchdog);
-    ``randomized_epsilon``: level of the randomized set alone; ``flagged_probability``: mass of
-    the flagged symbols.
+    ``effective_epsilon``: the lift-privacy level of the release, max |log-lift| between
+    sensitive and release (nats); ``breach_probability``: probability that a released record's
+    |log-lift| exceeds ``threshold`` (Sadeghi eq. 11); ``threshold``: the ``epsilon`` the units
+    were flagged at; ``randomized_epsilon``: level of the randomized (flagged) set alone;
+    ``flagged_probability``: probability mass of the flagged units; ``n_flagged_symbols``: how
+    many units (observed tuples, or fit records) are flagged.
     """
 
-    epsilon: float
-    delta: float
+    effective_epsilon: float
+    breach_probability: float
     threshold: float
     randomized_epsilon: float
     flagged_probability: float
@@ -41,7 +44,7 @@ class Guarantee:
 
     def explain(self) -> str:
         """The guarantee in plain words."""
-        e = self.epsilon
+        e = self.effective_epsilon
         if math.isinf(e):
             return "No finite lift-privacy level: some released value rules out a sensitive value."
         text = (
@@ -49,10 +52,10 @@ class Guarantee:
             f"between {math.exp(-e):.3g} and {math.exp(e):.3g} (lift privacy epsilon = {e:.3g} "
             f"nats), so I(S;Y), maximal leakage and the Bayes leakage are all at most {e:.3g} nats"
         )
-        if self.delta > 0:
+        if self.breach_probability > 0:
             text += (
-                f"; the threshold {self.threshold:.3g} is exceeded with probability at most "
-                f"{self.delta:.3g}"
+                f"; the threshold {self.threshold:.3g} is exceeded with probability "
+                f"{self.breach_probability:.3g}"
             )
         if not self.basis.startswith("exact"):
             text += f" ({self.basis}: an estimate, not a proof)"
@@ -85,9 +88,9 @@ class RecordScores:
 class WatchdogEvaluation:
     """What a fitted watchdog does to a set of records (see :meth:`Watchdog.evaluate`).
 
-    ``guarantee.delta`` here is the measured breach probability of the threshold on these
-    records (Sadeghi eq. 11), ``gamma_bound`` Hsu et al.'s Prop. 2 bound on them (inf when a
-    released symbol breaks epsilon on these records: the bound's premise fails there).
+    ``guarantee.breach_probability`` here is the measured breach probability of the threshold
+    on these records (Sadeghi eq. 11), ``gamma_bound`` Hsu et al.'s Prop. 2 bound on them (inf
+    when a released symbol breaks epsilon on these records: the bound's premise fails there).
     """
 
     guarantee: Guarantee

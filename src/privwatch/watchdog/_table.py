@@ -57,35 +57,61 @@ def release_joint(p: FloatArray, keep: NDArray[np.bool_]) -> FloatArray:
 
 
 def as_frame_and_sensitive(
-    X: pd.DataFrame | ArrayLike, sensitive: str | ArrayLike, observed: Sequence[str] | None
+    X: pd.DataFrame | ArrayLike,
+    sensitive: str | None,
+    y: ArrayLike | None,
+    observed: Sequence[str] | None,
 ) -> tuple[pd.DataFrame, pd.Series, list[str]]:
+    """(frame, sensitive values, observed columns) from a column name *or* ``y``, never both.
+
+    ``sensitive`` names a column of the DataFrame ``X`` (what a ``Pipeline`` needs: the column
+    travels through the earlier steps); otherwise ``y`` holds one sensitive label per record.
+    ``observed`` defaults to every other column (``x0, x1, ...`` for an array).
+    """
+    if isinstance(y, str):
+        raise ValidationError(
+            f"`y` must be the sensitive labels, one per record; got the string {y!r}. To name "
+            f"a column, pass it to the constructor: Watchdog(sensitive={y!r})."
+        )
+    if sensitive is not None:
+        if y is not None:
+            raise ValidationError(
+                f"`y` must be None when `sensitive` names a column ({sensitive!r}); got labels "
+                "too. Give the sensitive attribute once."
+            )
+        if not isinstance(X, pd.DataFrame):
+            raise ValidationError(
+                f"`X` must be a DataFrame when `sensitive` names a column ({sensitive!r}); got "
+                f"{type(X).__name__}. For an array, pass the labels as fit(X, y)."
+            )
+        if sensitive not in X.columns:
+            raise ValidationError(f"`sensitive` must name a column of the data; got {sensitive!r}.")
+        cols = [c for c in X.columns if c != sensitive] if observed is None else list(observed)
+        if sensitive in cols:
+            raise ValidationError(
+                f"`observed` must not contain the sensitive column; got {sensitive!r} in it."
+            )
+        return X, X[sensitive], cols
+    if y is None:
+        raise ValidationError(
+            "`y` must be the sensitive labels (one per record) when `sensitive` is None; got "
+            "None. Name a column with Watchdog(sensitive=...) or call fit(X, y)."
+        )
     if isinstance(X, pd.DataFrame):
-        if isinstance(sensitive, str):
-            if sensitive not in X.columns:
-                raise ValidationError(
-                    f"`sensitive` must name a column of the data; got {sensitive!r}."
-                )
-            s_values = X[sensitive]
-            cols = [c for c in X.columns if c != sensitive] if observed is None else list(observed)
-            if sensitive in cols:
-                raise ValidationError(
-                    f"`observed` must not contain the sensitive column; got {sensitive!r} in it."
-                )
-            return X, s_values, cols
         frame = X
     else:
         arr = np.asarray(X)
         if arr.ndim != 2:
             raise ValidationError(f"`X` must be a DataFrame or a 2-D array; got shape {arr.shape}.")
         frame = pd.DataFrame(arr, columns=[f"x{j}" for j in range(arr.shape[1])])
-    s_arr = np.asarray(sensitive)
+    s_arr = np.asarray(y)
     if s_arr.ndim != 1 or len(s_arr) != len(frame):
         raise ValidationError(
-            f"`sensitive` must be a column name or one label per record ({len(frame)}); got "
-            f"shape {s_arr.shape}."
+            f"`y` must be one sensitive label per record ({len(frame)}); got shape {s_arr.shape}."
         )
     cols = list(frame.columns) if observed is None else list(observed)
-    return frame, pd.Series(s_arr, name="sensitive", index=frame.index), cols
+    name = str(y.name) if isinstance(y, pd.Series) and y.name is not None else "sensitive"
+    return frame, pd.Series(s_arr, name=name, index=frame.index), cols
 
 
 def observed_frame(X: pd.DataFrame | ArrayLike, columns: list[str]) -> pd.DataFrame:

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from .._validation import DEFAULT_ATOL, check_nonnegative, check_pmf
 from ..exceptions import ValidationError
+from ..joint import encode_sensitive
 from ..measures import LeakageReport, leakage_report
 from ._bounds import _gamma
 from ._mechanism import _effective_level, _utility
 from ._partition import _symbol_risk
+from ._records import record_guarantee
+from ._relaxed import _breach
 from ._table import release_joint
 
 __all__ = ["TradeoffCurve", "record_tradeoff", "tradeoff"]
@@ -22,35 +25,34 @@ __all__ = ["TradeoffCurve", "record_tradeoff", "tradeoff"]
 
 @dataclass(frozen=True)
 class TradeoffCurve:
-    """Per threshold epsilon: utility, bounds and the exact leakage of the watchdog release.
+    """Per threshold epsilon: utility, bounds and leakage of the watchdog release.
 
-    ``leakage[i]`` is the :class:`~privwatch.measures.LeakageReport` of the joint of sensitive and
-    release at ``epsilons[i]`` (merge randomization; every X^c-invariant choice gives the same
-    lift level and utility).
+    One type for both watchdogs: :func:`tradeoff` (exact, on a pmf over observed symbols) and
+    :func:`record_tradeoff` (per-record risk scores, every record its own symbol of mass 1/n).
+    Fields (arrays over ``thresholds``): ``utility_mi`` = I(X;Y) (nats), ``nmil``,
+    ``gamma_bound`` (Hsu Prop. 2), ``effective_epsilon`` (lift-privacy level of the release),
+    ``randomized_epsilon`` (level of the flagged set), ``flagged_probability`` (mass of the
+    flagged symbols or records), ``breach_probability`` (Sadeghi eq. 11). ``leakage[i]`` is the
+    :class:`~privwatch.measures.LeakageReport` of the joint of sensitive and release at
+    ``thresholds[i]`` (merge randomization; every X^c-invariant choice gives the same lift level
+    and utility); empty for :func:`record_tradeoff`, which has no pmf.
     """
 
-    epsilons: np.ndarray
-    mutual_information: np.ndarray
+    thresholds: np.ndarray
+    utility_mi: np.ndarray
     nmil: np.ndarray
     gamma_bound: np.ndarray
-    optimal_epsilon: np.ndarray
+    effective_epsilon: np.ndarray
     randomized_epsilon: np.ndarray
     flagged_probability: np.ndarray
+    breach_probability: np.ndarray
     leakage: list[LeakageReport] = field(default_factory=list)
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per epsilon; leakage measures of the release prefixed ``release_``."""
-        frame = pd.DataFrame(
-            {
-                "epsilon": self.epsilons,
-                "utility_mi": self.mutual_information,
-                "nmil": self.nmil,
-                "gamma_bound": self.gamma_bound,
-                "optimal_epsilon": self.optimal_epsilon,
-                "randomized_epsilon": self.randomized_epsilon,
-                "flagged_probability": self.flagged_probability,
-            }
-        )
+        """One row per threshold; leakage measures of the release prefixed ``release_``."""
+        names = [f.name for f in fields(self) if f.name != "leakage"]
+        frame = pd.DataFrame({name: getattr(self, name) for name in names})
+        frame = frame.rename(columns={"thresholds": "threshold"})
         if self.leakage:
             rel = pd.DataFrame([r.to_dict() for r in self.leakage]).drop(columns=["base", "alpha"])
             frame = pd.concat([frame, rel.add_prefix("release_")], axis=1)
@@ -60,6 +62,20 @@ class TradeoffCurve:
         return {str(k): [float(v) for v in col] for k, col in self.to_frame().items()}
 
 
+def _curve(rows: list[tuple[float, ...]], leakage: list[LeakageReport]) -> TradeoffCurve:
+    c = np.array(rows, dtype=float).reshape(-1, 8).T
+    return TradeoffCurve(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], leakage=leakage)
+
+
+def _thresholds(epsilons: Sequence[float] | np.ndarray) -> list[float]:
+    arr = np.asarray(epsilons)
+    if arr.dtype.kind not in "biuf":
+        raise ValidationError(
+            f"`epsilons` must be real numbers; got an array of dtype {arr.dtype}."
+        )
+    return [check_nonnegative(float(e), "epsilons", allow_inf=True) for e in np.ravel(arr)]
+
+
 def tradeoff(
     p: ArrayLike,
     epsilons: Sequence[float] | np.ndarray,
@@ -67,7 +83,7 @@ def tradeoff(
     alpha: float = 2.0,
     atol: float = DEFAULT_ATOL,
 ) -> TradeoffCurve:
-    """Compute the watchdog tradeoff curve of ``p[s, x]`` over ``epsilons``.
+    """Compute the watchdog tradeoff curve of ``p[s, x]`` over the thresholds ``epsilons``.
 
     Utility is I(X;Y) of Hsu et al. eq. (11) and NMIL (Sadeghi eq. 9); privacy is reported as the
     gamma bound (Hsu Prop. 2), the optimal level (Sadeghi Cor. 1), and every measure of
@@ -76,11 +92,11 @@ def tradeoff(
     Examples
     --------
     >>> c = tradeoff([[0.3, 0.1, 0.1], [0.1, 0.3, 0.1]], [0.5, 1.0])
-    >>> c.optimal_epsilon.round(4).tolist(), c.nmil.round(4).tolist()
+    >>> c.effective_epsilon.round(4).tolist(), c.nmil.round(4).tolist()
     ([0.0, 0.6931], [0.5256, 0.0])
     """
     arr = check_pmf(p, atol=atol)
-    eps_list = [check_nonnegative(e, "epsilons", allow_inf=True) for e in np.ravel(epsilons)]
+    eps_list = _thresholds(epsilons)
     risk = _symbol_risk(arr)  # one pass; each epsilon only re-thresholds it
     p_x = arr.sum(axis=0)
     rows: list[tuple[float, ...]] = []
@@ -89,53 +105,72 @@ def tradeoff(
         keep = risk <= eps
         util = _utility(p_x, keep)
         randomized, effective = _effective_level(arr, keep, risk)
-        rows.append(
-            (
-                eps,
-                util.mutual_information,
-                util.nmil,
-                _gamma(p_x, keep, eps),
-                effective,
-                randomized,
-                util.flagged_probability,
-            )
-        )
+        gamma = _gamma(p_x, keep, eps)
+        breach = _breach(arr, keep, eps)
+        rows.append((eps, util.utility_mi, util.nmil, gamma, effective, randomized,
+                     util.flagged_probability, breach))  # fmt: skip
         # the merged release: kept columns plus one column for the flagged set (no dense
         # |X| x |X| channel; every X^c-invariant randomization gives the same leakage)
         reports.append(leakage_report(release_joint(arr, keep), alpha=alpha))
-    c = np.array(rows, dtype=float).reshape(-1, 7).T
-    return TradeoffCurve(c[0], c[1], c[2], c[3], c[4], c[5], c[6], leakage=reports)
+    return _curve(rows, reports)
 
 
-def record_tradeoff(risk: ArrayLike, epsilons: Sequence[float] | np.ndarray) -> pd.DataFrame:
-    """Watchdog tradeoff from per-record risk scores, every record its own symbol (mass 1/n).
+def record_tradeoff(
+    risk: ArrayLike, sensitive: ArrayLike, epsilons: Sequence[float] | np.ndarray
+) -> TradeoffCurve:
+    r"""Watchdog tradeoff from per-record risk scores, every record its own symbol (mass 1/n).
 
-    For each epsilon: the flagged fraction, the utility I(X;Y) of Hsu et al. eq. (11) with
-    :math:`P_X(x_i) = 1/n` (so :math:`H_{\\mathcal{X}_\varepsilon} = (k/n)\\log n` for k kept
-    records) and the gamma bound of Prop. 2. This is how the tradeoff is drawn from a learned
-    log-lift estimator, whose records have no shared symbols.
+    ``risk[i]`` is record i's (estimated) :math:`\max_s |i(s, x_i)|` (nats, e.g.
+    :meth:`Watchdog.score_samples`), ``sensitive[i]`` its sensitive label. For each threshold:
+    the flagged fraction, the utility I(X;Y) of Hsu et al. eq. (11) with
+    :math:`P_X(x_i) = 1/n` (so :math:`H_{\mathcal{X}_\varepsilon} = (k/n)\log n` for k kept
+    records), the gamma bound of Prop. 2, and the levels of the record-level guarantee
+    (:class:`Guarantee`: kept level from the scores, randomized level from the labels of the
+    flagged records). This is how the tradeoff is drawn from a learned log-lift estimator, whose
+    records have no shared symbols.
 
     Examples
     --------
-    >>> record_tradeoff([0.1, 0.2, 0.9, 1.5], [0.5]).round(3).to_dict("records")
-    [{'epsilon': 0.5, 'flagged_fraction': 0.5, 'utility_mi': 1.04, 'gamma_bound': 1.294}]
+    >>> c = record_tradeoff([0.1, 0.2, 0.9, 1.5], ["a", "b", "a", "b"], [0.5])
+    >>> c.flagged_probability.tolist(), c.utility_mi.round(3).tolist(), c.gamma_bound.round(3)
+    ([0.5], [1.04], array([1.294]))
     """
-    r = np.asarray(risk, dtype=float)
+    r = _risk_vector(risk)
+    s_codes = _record_labels(sensitive, r.size)
+    n_s = int(s_codes.max()) + 1
+    p_x = np.full(r.size, 1.0 / r.size)
+    rows: list[tuple[float, ...]] = []
+    for eps in _thresholds(epsilons):
+        keep, g, util = record_guarantee(r, s_codes, n_s, eps, "record scores")
+        rows.append((eps, util.utility_mi, util.nmil, _gamma(p_x, keep, eps),
+                     g.effective_epsilon, g.randomized_epsilon, g.flagged_probability,
+                     g.breach_probability))  # fmt: skip
+    return _curve(rows, [])
+
+
+def _risk_vector(risk: ArrayLike) -> NDArray[np.float64]:
+    raw = np.asarray(risk)
+    if raw.dtype.kind not in "biuf":
+        raise ValidationError(f"`risk` must be real numbers; got an array of dtype {raw.dtype}.")
+    r = np.asarray(raw, dtype=np.float64)
     if r.ndim != 1 or r.size == 0:
         raise ValidationError(f"`risk` must be a non-empty vector; got shape {r.shape}.")
-    n = r.size
-    p_x = np.full(n, 1.0 / n)
-    rows = []
-    for e in np.ravel(epsilons):
-        eps = check_nonnegative(float(e), "epsilons", allow_inf=True)
-        keep = r <= eps
-        util = _utility(p_x, keep)
-        rows.append(
-            {
-                "epsilon": eps,
-                "flagged_fraction": util.flagged_probability,
-                "utility_mi": util.mutual_information,
-                "gamma_bound": _gamma(p_x, keep, eps),
-            }
+    if np.isnan(r).any() or (r < 0).any():
+        bad = r[np.isnan(r) | (r < 0)][0]
+        raise ValidationError(f"`risk` must hold non-negative scores (inf allowed); got {bad}.")
+    return r
+
+
+def _record_labels(sensitive: ArrayLike, n: int) -> NDArray[np.int64]:
+    arr = np.asarray(sensitive)
+    if arr.ndim != 1 or len(arr) != n:
+        raise ValidationError(
+            f"`sensitive` must be one label per risk score ({n}); got shape {arr.shape}."
         )
-    return pd.DataFrame(rows)
+    if arr.dtype.kind == "c":
+        raise ValidationError(f"`sensitive` must hold labels, not complex numbers; got {arr[0]!r}.")
+    try:
+        codes, _ = encode_sensitive(pd.Series(arr), "sensitive")
+    except TypeError as err:  # unorderable labels (mixed objects)
+        raise ValidationError(f"`sensitive` must hold sortable labels; got {err}.") from None
+    return codes
