@@ -8,13 +8,14 @@ Joint pmfs are ``p[s, x]`` (or ``p[s, x, u]`` with the useful variable last); co
 the ``budget``.
 """
 
-from ._base import Mechanism, Privacy
+from ._base import FiniteMechanism, Mechanism, Privacy
 from ._laplace import PlanarLaplace
 from ._optimal_bayes import OptimalBayesResult, optimal_bayes_mechanism
 from ._optimal_privacy import OptimalPrivacyResult, optimal_privacy_mechanism
 from ._randomized_response import RandomizedResponse
 
 __all__ = [
+    "FiniteMechanism",
     "Mechanism",
     "OptimalBayesResult",
     "OptimalPrivacyResult",

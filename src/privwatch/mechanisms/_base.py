@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._rng import RNGLike
+from .._rng import RNGLike, check_rng
 from ..exceptions import ValidationError
 
-__all__ = ["Mechanism", "Privacy"]
+__all__ = ["FiniteMechanism", "Mechanism", "Privacy"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,22 @@ class Mechanism(abc.ABC):
     @abc.abstractmethod
     def privacy(self) -> Privacy:
         """What the mechanism guarantees or was measured at."""
+
+
+class FiniteMechanism(Mechanism):
+    """A mechanism on finite alphabets, defined by its channel: :meth:`release` draws
+    ``y ~ k[x, :]`` for each observed code ``x`` (``0 .. n_observed - 1``) from :meth:`channel`.
+
+    Subclasses implement :meth:`channel` and :attr:`privacy`.
+    """
+
+    @abc.abstractmethod
+    def channel(self) -> NDArray[np.float64]:
+        """The exact channel ``k[x, y]`` as a dense row-stochastic array."""
+
+    def release(self, observed: ArrayLike, rng: RNGLike = None) -> NDArray[np.int64]:
+        """One release code per observed code, drawn from :meth:`channel`."""
+        return release_from_channel(self.channel(), observed, check_rng(rng))
 
 
 def release_from_channel(

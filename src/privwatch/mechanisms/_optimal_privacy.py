@@ -16,17 +16,16 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 from scipy.optimize import linprog
 
-from .._rng import RNGLike, check_rng
 from .._validation import check_cost_matrix, check_nonnegative, check_pmf
 from ..exceptions import PrivwatchError, ValidationError
 from ..measures import mutual_information
-from ._base import Mechanism, Privacy, release_from_channel
+from ._base import FiniteMechanism, Privacy
 
 __all__ = ["OptimalPrivacyResult", "optimal_privacy_mechanism"]
 
 
 @dataclass(frozen=True)
-class OptimalPrivacyResult(Mechanism):
+class OptimalPrivacyResult(FiniteMechanism):
     """Output of :func:`optimal_privacy_mechanism`: the optimal mechanism and its certificate.
 
     ``channel()``: the release mechanism ``k[x, y]`` (dense); ``mutual_information``: its leakage
@@ -44,10 +43,6 @@ class OptimalPrivacyResult(Mechanism):
     def channel(self) -> NDArray[np.float64]:
         """The optimal channel ``k[x, y]`` (a copy)."""
         return self._channel.copy()
-
-    def release(self, observed: ArrayLike, rng: RNGLike = None) -> NDArray[np.int64]:
-        """One release code per observed code, drawn from :meth:`channel`."""
-        return release_from_channel(self._channel, observed, check_rng(rng))
 
     @property
     def privacy(self) -> Privacy:

@@ -5,17 +5,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
-from .._rng import RNGLike, check_rng
 from .._validation import check_nonnegative, check_positive_int
 from ..exceptions import ValidationError
-from ._base import Mechanism, Privacy, release_from_channel
+from ._base import FiniteMechanism, Privacy
 
 __all__ = ["RandomizedResponse"]
 
 
-class RandomizedResponse(Mechanism):
+class RandomizedResponse(FiniteMechanism):
     r"""Report the observed value with probability :math:`e^\varepsilon / (e^\varepsilon + m - 1)`,
     otherwise one of the other ``m - 1`` values uniformly.
 
@@ -67,10 +66,6 @@ class RandomizedResponse(Mechanism):
         k = np.full((m, m), (1.0 - keep) / (m - 1))
         np.fill_diagonal(k, keep)
         return k
-
-    def release(self, observed: ArrayLike, rng: RNGLike = None) -> NDArray[np.int64]:
-        """One randomized report per observed code (0 .. m - 1)."""
-        return release_from_channel(self.channel(), observed, check_rng(rng))
 
     @property
     def privacy(self) -> Privacy:
