@@ -4,14 +4,17 @@ The catalogue and the pass rule live in :mod:`tests._fuzz_catalogue`. Functions 
 from ``__all__`` at collection time, so new API is fuzzed without editing this file. The
 measures/watchdog/datasets/theory/mechanisms cases run by default (a few seconds); the
 estimator/release cases are in the same list. Known failures in files this issue does not own
-are listed by exact case id in ``KNOWN_FAILING`` (non-strict xfails; ``KNOWN`` names the file
-and owner to fix them by case-id prefix), so any new failure fails the run.
+are listed by exact case id in ``KNOWN_FAILING`` (strict xfails: a fixed case fails until its id
+is removed; ``KNOWN`` names the file and owner by case-id prefix), so any new failure fails the
+run.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,13 +27,21 @@ from privwatch import Watchdog, measures, watchdog
 from privwatch.datasets import random_channel, random_joint
 from privwatch.exceptions import MemoryBudgetError, ValidationError
 
-from ._fuzz_catalogue import KNOWN_FAILING, call_case, discover, function_cases, undriven
+from ._fuzz_catalogue import (
+    KNOWN_FAILING,
+    call_case,
+    discover,
+    driven,
+    function_cases,
+    has_nan,
+    stale_entries,
+    undriven,
+)
 
 #: Case-id prefixes that fail today, in files owned by others (reported in the #19 note).
 KNOWN: dict[str, str] = {
     "estimators.lift_intervals[": "estimators/_plugin_intervals.py (#16)",
     "estimators.miller_madow_mutual_information[": "estimators/_plugin_intervals.py (#16)",
-    "release.wilson_interval[": "release/_attack.py: validate n_success, n_total",
 }
 
 #: Errors that legitimately name another argument (the bad value is valid but extreme).
@@ -48,12 +59,12 @@ DOCUMENTED_NAN = {"measures.subset_log_lift[mask=zeros]"}
 _CASES = function_cases()
 
 
-def _params() -> list[object]:
-    out = []
+def _params() -> list[Any]:
+    out: list[Any] = []
     for cid, fn, kwargs, arg, must_raise in _CASES:
         owner = next((why for prefix, why in KNOWN.items() if cid.startswith(prefix)), "?")
         known = cid in KNOWN_FAILING
-        marks = [pytest.mark.xfail(reason=owner, strict=False)] if known else []
+        marks = [pytest.mark.xfail(reason=owner, strict=True)] if known else []
         out.append(pytest.param(fn, kwargs, arg, must_raise, cid, marks=marks, id=cid))
     return out
 
@@ -67,16 +78,27 @@ def test_bad_value(fn, kwargs, arg, must_raise, cid) -> None:  # type: ignore[no
 
 
 def test_harness_covers_the_public_api() -> None:
-    """Most public functions are driven; the ones whose arguments have no baseline yet (new API
-    from other issues, string parsers) are named in a warning so they are never skipped silently."""
+    """Every public function is driven or listed in NOT_DRIVEN with the test that covers it: new
+    API whose arguments have no baseline fails here (give it one in BASELINES/OVERRIDES)."""
     names = [q for q, _ in discover()]
-    driven = {cid.split("[")[0] for cid, *_ in _CASES}
     assert len(names) > 80
-    assert len(driven) >= 50
+    assert len({cid.split("[")[0] for cid, *_ in _CASES}) >= 50
     assert len(_CASES) > 1000
-    missing = undriven()
-    if missing:
-        warnings.warn(f"fuzz harness: no baseline for {missing}", UserWarning, stacklevel=1)
+    assert undriven() == [], "no baseline (add to BASELINES/OVERRIDES or NOT_DRIVEN)"
+
+
+def test_catalogue_is_not_stale() -> None:
+    """A renamed function or parameter must not drop coverage silently."""
+    assert stale_entries() == []
+
+
+@pytest.mark.parametrize(("name", "fn", "kwargs"), driven(), ids=[q for q, *_ in driven()])
+def test_baseline_call_succeeds(name, fn, kwargs) -> None:  # type: ignore[no-untyped-def]
+    """The valid call every bad-value case starts from works (else the cases pass vacuously)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        result = fn(**kwargs)
+    assert not has_nan(result), name
 
 
 # --- named regressions: every case listed in issue #19 that this layer owns -------------------
@@ -179,7 +201,7 @@ def extreme_joints(draw: st.DrawFn) -> np.ndarray:
     return np.asarray(w / total)
 
 
-KERNELS = [
+KERNELS: list[Callable[[np.ndarray], float]] = [
     measures.entropy,
     measures.mutual_information,
     measures.lift_epsilon,
@@ -211,6 +233,7 @@ def test_extreme_pmfs_give_finite_nonnegative_measures(p: np.ndarray) -> None:
 
 
 @given(extreme_joints())
+@example(np.array([[4.94065646e-324, 1 / 3], [1 / 3, 1 / 3]]))  # hi / lo overflowed
 def test_extreme_channels_give_an_ldp_epsilon(k: np.ndarray) -> None:
     rows = k.sum(axis=1, keepdims=True)
     if (rows <= 0).any():

@@ -27,6 +27,7 @@ __all__ = [
     "check_positive",
     "check_positive_int",
     "check_probability",
+    "check_specs",
 ]
 
 #: Default tolerance on how far a pmf may sum away from 1 (or a channel row away from 1).
@@ -250,3 +251,21 @@ def check_base(base: Any) -> float | None:
             f"`base` must be None or a positive finite number other than 1; got {_short(base)}."
         )
     return x
+
+
+def check_specs(specs: Any, name: str) -> list[tuple[str, str]]:
+    """``NAME=VALUE`` option strings (``--bins age=3``) as ``(NAME, VALUE)`` pairs, both
+    non-empty; ``name`` is the option the messages name (``--bins``)."""
+    if isinstance(specs, str) or not isinstance(specs, (list, tuple)):
+        raise ValidationError(
+            f"`{name}` must be a list of NAME=VALUE strings; got {_short(specs)}."
+        )
+    out = []
+    for spec in specs:
+        if not isinstance(spec, str):
+            raise ValidationError(f"`{name}` must hold NAME=VALUE strings; got {_short(spec)}.")
+        key, sep, value = spec.partition("=")
+        if not sep or not key or not value:
+            raise ValidationError(f"`{name}` must look like NAME=VALUE; got {spec!r}.")
+        out.append((key, value))
+    return out

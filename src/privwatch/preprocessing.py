@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from ._encoder import ObservedEncoder, require_columns
 from ._memory import check_allocation
+from ._validation import check_specs
 from .exceptions import ValidationError
 
 __all__ = [
@@ -109,10 +110,7 @@ def parse_bins(specs: Sequence[str]) -> dict[str, BinSpec]:
     {'age': [25.0, 45.0], 'priors': 4}
     """
     out: dict[str, BinSpec] = {}
-    for spec in specs:
-        col, sep, rhs = spec.partition("=")
-        if not sep or not col or not rhs:
-            raise ValidationError(f"`--bins` must look like col=k or col=e1,e2,...; got {spec!r}.")
+    for col, rhs in check_specs(specs, "--bins"):
         try:
             out[col] = (
                 int(rhs)
@@ -120,9 +118,12 @@ def parse_bins(specs: Sequence[str]) -> dict[str, BinSpec]:
                 else [float(v) for v in rhs.split(",")]
             )
         except ValueError:
+            out[col] = []
+        if out[col] == [] or (isinstance(out[col], list) and not np.isfinite(out[col]).all()):
             raise ValidationError(
-                f"`--bins` must look like col=k or col=e1,e2,...; got {spec!r}."
-            ) from None
+                f"`--bins` must look like col=k or col=e1,e2,... with finite edges; "
+                f"got {col}={rhs!r}."
+            )
     return out
 
 

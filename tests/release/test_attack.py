@@ -61,7 +61,7 @@ def test_wilson_against_the_textbook_form() -> None:
         half = z / (1 + z * z / n) * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n))
         got = wilson_interval(n_s, n, level)
         assert got == pytest.approx((centre, centre - half, centre + half))
-    with pytest.raises(ValidationError, match="`n_success` must be between 0 and `n_total`"):
+    with pytest.raises(ValidationError, match="`n_success` must be an int between 0 and `n_total`"):
         wilson_interval(11, 10)
     with pytest.raises(ValidationError, match=r"`confidence_level` must be in \(0, 1\); got 1"):
         wilson_interval(1, 10, 1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import DEFAULT_ATOL, check_channel
@@ -36,4 +37,5 @@ def ldp_epsilon(k: ArrayLike, *, base: float | None = None, atol: float = DEFAUL
     lo_used = lo[used]
     if float(lo_used.min()) <= 0.0:
         return math.inf
-    return in_base(max(0.0, math.log(float((hi[used] / lo_used).max()))), base)
+    # log hi - log lo, not log(hi / lo): the ratio overflows for subnormal entries (5e-324)
+    return in_base(max(0.0, float((np.log(hi[used]) - np.log(lo_used)).max())), base)

@@ -15,6 +15,7 @@ propagates their half-widths to first order, exactly as anonymeter 1.1.0 does
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -25,7 +26,7 @@ from numpy.typing import ArrayLike
 from scipy.stats import norm
 
 from .._rng import RNGLike, check_rng
-from .._validation import _short, check_open_fraction
+from .._validation import _short, check_open_fraction, check_positive_int
 from ..exceptions import ValidationError
 from ..measures import guessing_probability
 
@@ -48,9 +49,15 @@ def wilson_interval(
     >>> [round(v, 4) for v in wilson_interval(50, 100)]
     [0.5, 0.4038, 0.5962]
     """
-    if n_total < 1 or not 0 <= n_success <= n_total:
+    n_total = check_positive_int(n_total, "n_total")
+    if (
+        isinstance(n_success, bool)
+        or not isinstance(n_success, numbers.Integral)
+        or not 0 <= n_success <= n_total
+    ):
         raise ValidationError(
-            f"`n_success` must be between 0 and `n_total` >= 1; got {n_success} of {n_total}."
+            "`n_success` must be an int between 0 and `n_total`; "
+            f"got {_short(n_success)} of {n_total}."
         )
     z = float(norm.ppf(0.5 * (1.0 + check_open_fraction(confidence_level, "confidence_level"))))
     denominator = n_total + z * z

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._validation import check_specs
 from ..exceptions import ValidationError
 
 __all__ = ["SUPPRESSED", "Hierarchy", "auto_hierarchy", "parse_hierarchy_specs"]
@@ -233,13 +234,7 @@ def auto_hierarchy(
 
 def parse_hierarchy_specs(specs: Sequence[str]) -> dict[str, Path]:
     """Parse ``COL=FILE`` specs of ``--hierarchy``."""
-    out: dict[str, Path] = {}
-    for spec in specs:
-        col, sep, path = spec.partition("=")
-        if not sep or not col or not path:
-            raise ValidationError(f"`--hierarchy` must look like COL=FILE; got {spec!r}.")
-        out[col] = Path(path)
-    return out
+    return {col: Path(path) for col, path in check_specs(specs, "--hierarchy")}
 
 
 def build_hierarchies(

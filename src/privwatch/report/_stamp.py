@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import os
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from ..exceptions import ValidationError
 
 __all__ = ["file_sha256", "make_stamp", "privwatch_version"]
 
@@ -20,7 +23,12 @@ def privwatch_version() -> str:
 
 
 def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
-    """SHA-256 of a file's bytes, in hex."""
+    """SHA-256 of a file's bytes, in hex.
+
+    Raises :class:`~privwatch.exceptions.ValidationError` when ``path`` is not a readable file.
+    """
+    if not isinstance(path, (str, os.PathLike)) or not str(path) or not Path(path).is_file():
+        raise ValidationError(f"`path` must be an existing file; got {path!r}.")
     digest = hashlib.sha256()
     with Path(path).open("rb") as fh:
         while block := fh.read(chunk):
