@@ -40,6 +40,7 @@ def test_column_generation_matches_direct_lp(seed: int, budget: float) -> None:
     assert set(cg.support) <= set(np.flatnonzero(k.sum(axis=0) > 0))
 
 
+@pytest.mark.slow  # the direct LP over 120,000 variables takes about a minute
 def test_column_generation_gap_tolerance_is_a_valid_bound() -> None:
     prior, dist = _check_in_users(5, n_x=4, n_w=60, n_z=2000)
     exact = optimal_bayes_mechanism(prior, dist, 20.0, method="direct")
