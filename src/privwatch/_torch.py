@@ -23,12 +23,16 @@ from typing import Any
 import numpy as np
 
 try:
-    import torch
+    import torch as _torch_module
 except ImportError as exc:  # pragma: no cover - torch is a dependency
     raise ImportError(
         "privwatch's neural estimators and adversarial mechanisms need PyTorch; install it with "
         "`pip install torch==2.13.0`."
     ) from exc
+
+#: The torch module, typed loosely (``Any``) so that modules built on it type-check the way they
+#: did when torch was imported lazily.
+torch: Any = _torch_module
 
 __all__ = [
     "ACTIVATIONS",

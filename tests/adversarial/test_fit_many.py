@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -11,7 +13,7 @@ from privwatch.datasets import symmetric_pair
 
 
 def _models(
-    deltas: list[float], n_observed: int = 3, epochs: int = 15, **params: object
+    deltas: list[float], n_observed: int = 3, epochs: int = 15, **params: Any
 ) -> list[PPAN]:
     """One finite PPAN (m = 3) per budget, seeded by its position."""
     return [
@@ -30,6 +32,7 @@ def _models(
     ]
 
 
+@pytest.mark.slow  # > 10 s on the shared 2-core machine
 def test_parallel_fits_equal_sequential_fits_and_follow_their_budgets() -> None:
     deltas = [0.05, 0.3, 0.6]
     sets = [symmetric_pair(600, m=3, p=0.3, observation="useful", rng=s) for s in range(3)]
@@ -64,7 +67,9 @@ def test_bad_input() -> None:
     ("shape", "extra"),
     [(None, {"penalty": "per_sample"}), ((3, 3), {"schedule": "cosine", "adversary_steps": 2})],
 )
-def test_stacked_fit_is_the_same_arithmetic_as_fitting_one_by_one(shape, extra) -> None:
+def test_stacked_fit_is_the_same_arithmetic_as_fitting_one_by_one(
+    shape: tuple[int, int] | None, extra: dict[str, Any]
+) -> None:
     def models() -> list[PPAN]:
         return _models([0.0, 0.2, 0.5], 9, 12, observed_shape=shape, **extra)
 

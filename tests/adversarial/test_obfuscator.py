@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -76,6 +77,7 @@ def _fit_and_release(**params: object) -> tuple[Obfuscator, np.ndarray, np.ndarr
     return ob, src, np.repeat(test_sensitive, 20), ob.release(src, rng=2)
 
 
+@pytest.mark.slow  # > 10 s on the shared 2-core machine
 def test_learned_mechanism_beats_laplace_within_budget_on_held_out_points() -> None:
     ob, src, lab, z = _fit_and_release()
     bounds = (-400, 400, -400, 400)
@@ -87,7 +89,7 @@ def test_learned_mechanism_beats_laplace_within_budget_on_held_out_points() -> N
     assert ob.val_accuracy_ < 0.75 and len(ob.history_) == ob.n_iter_ > ob.best_epoch_ >= 0
 
 
-def test_save_load_round_trip_and_callback(tmp_path) -> None:
+def test_save_load_round_trip_and_callback(tmp_path: Path) -> None:
     train, users = _two_users(60, 0)
     seen = []
     ob = Obfuscator(
@@ -108,17 +110,33 @@ def test_save_load_round_trip_and_callback(tmp_path) -> None:
     assert back.users_.tolist() == ["alice", "bob"] and back.history_ == ob.history_
 
 
-def test_cross_entropy_option_runs_and_bad_inputs() -> None:
+def test_cross_entropy_option_trains_another_generator_and_bad_inputs() -> None:
     train, users = _two_users(40, 0)
-    Obfuscator(
-        60.0,
-        loss="cross_entropy",
-        max_iter=2,
-        hits=1,
-        classifier_epochs=1,
-        generator_epochs=1,
-        rng=0,
-    ).fit(train, users)
+    trained: dict[str, dict[str, torch.Tensor]] = {}
+
+    def fit(loss: str) -> Obfuscator:
+        def snapshot(record: dict[str, float], est: Obfuscator) -> None:
+            if record["epoch"] == 1:  # G_1: the generator trained against C_1 with this loss
+                trained[loss] = {k: v.clone() for k, v in est.generator_.state_dict().items()}
+
+        return Obfuscator(
+            60.0,
+            loss=loss,
+            max_iter=2,
+            patience=5,
+            hits=1,
+            classifier_epochs=1,
+            generator_epochs=1,
+            callbacks=[snapshot],
+            rng=0,
+        ).fit(train, users)
+
+    for loss in ("cross_entropy", "mutual_information"):
+        ob = fit(loss)
+        assert len(ob.history_) == 2 and ob.best_epoch_ in (-1, 0, 1)
+    ce, mi = trained["cross_entropy"], trained["mutual_information"]
+    # same seed, same G0 and C_1: only the generator's loss differs, and so do the weights
+    assert not all(torch.equal(ce[k], mi[k]) for k in ce)
     with pytest.raises(ValidationError, match="`loss` must be one of"):
         Obfuscator(60.0, loss="hinge").fit(train, users)
     with pytest.raises(ValidationError, match="`generator` must be one of"):
@@ -137,7 +155,10 @@ def test_cross_entropy_option_runs_and_bad_inputs() -> None:
         Obfuscator(60.0).fit(train, np.zeros(len(train)))
 
 
-def test_anchor_generator_releases_only_anchors_mixes_users_and_round_trips(tmp_path) -> None:
+@pytest.mark.slow  # > 10 s on the shared 2-core machine
+def test_anchor_generator_releases_only_anchors_mixes_users_and_round_trips(
+    tmp_path: Path,
+) -> None:
     ob, src, lab, z = _fit_and_release(generator="anchors", anchor_grid=5, generator_lr=3e-3)
     anchors = ob.generator_.anchors.detach().double().numpy()
     # every release is one of the 25 anchors (finite support) ...
@@ -163,7 +184,8 @@ def test_anchor_generator_loss_terms_are_exact_expectations() -> None:
     lin = torch.nn.Linear(2, 2)
 
     def clf(z: torch.Tensor) -> torch.Tensor:
-        return lin(z / 100)
+        out: torch.Tensor = lin(z / 100)
+        return out
 
     with torch.no_grad():
         pred, dist, ce = gen.loss_terms(w, torch.rand(10, 3, generator=g), x, clf)
@@ -192,7 +214,8 @@ def test_exact_leakage_is_the_mi_and_bayes_error_of_the_joint() -> None:
     assert float(be) == pytest.approx(m.bayes_error(joint), abs=1e-12)
 
 
-def test_bayes_attacker_mixes_users_within_budget_on_held_out_points(tmp_path) -> None:
+@pytest.mark.slow  # > 10 s on the shared 2-core machine
+def test_bayes_attacker_mixes_users_within_budget_on_held_out_points(tmp_path: Path) -> None:
     ob, src, lab, z = _fit_and_release(
         generator="anchors",
         attacker="bayes",

@@ -6,6 +6,7 @@ import json
 import math
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -13,11 +14,11 @@ import pytest
 from scipy.special import logsumexp
 
 from privwatch import PrivacyWarning, ValidationError
-from privwatch.exceptions import TamperedFileError
 from privwatch import measures as m
 from privwatch.estimators import ClassifierLift, DVLift, PluginLift, TabularPreprocessor
+from privwatch.exceptions import TamperedFileError
 
-FAST = {"epochs": 60, "n_ensemble": 2, "patience": 10, "batch_size": 256}
+FAST: dict[str, Any] = {"epochs": 60, "n_ensemble": 2, "patience": 10, "batch_size": 256}
 PRIOR = np.array([0.5, 0.5])
 
 
@@ -32,6 +33,7 @@ def gaussian_pair(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return x, s, truth
 
 
+@pytest.mark.slow  # four neural fits of 3,000 records: 10-40 s each on a shared 2-core machine
 @pytest.mark.parametrize(
     "make",
     [
@@ -57,6 +59,7 @@ def test_neural_estimators_recover_closed_form(make) -> None:  # type: ignore[no
     assert np.array_equal(est.score_samples(x_te), np.abs(ll).max(axis=1))
 
 
+@pytest.mark.slow  # a neural fit of 3,000 records (ensemble of 2)
 def test_dv_diagnostics_and_bound() -> None:
     x, s, truth = gaussian_pair(3000, 2)
     est = DVLift(rng=0, **FAST).fit(x, s)
@@ -128,7 +131,7 @@ def test_plugin_matches_empirical_pmf_and_persists(tmp_path: Path) -> None:
 def test_plugin_leaves_the_callers_frame_untouched() -> None:
     df = pd.DataFrame({0: [1, 2, 1, 2] * 5})
     PluginLift().fit(df, [0, 1, 1, 0] * 5)
-    assert list(df.columns) == [0]
+    assert df.columns.tolist() == [0]  # the integer column name, not "0"
 
 
 def test_preprocessor_fitted_on_training_data_only() -> None:

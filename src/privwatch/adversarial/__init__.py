@@ -13,8 +13,8 @@ from ._families import (
     pixel_cross_entropy,
     squared_error,
 )
-from ._mi import batch_mutual_information
 from ._gaussian import gaussian_mi
+from ._mi import batch_mutual_information
 from ._obfuscator import Obfuscator
 from ._ppan import PPAN
 from ._runtime import GraphFallbackWarning

@@ -71,8 +71,9 @@ class FactoredMechanism(nn.Module):  # type: ignore[misc,name-defined]
     As expressive as :class:`MatrixMechanism` (C alone is the full matrix), but cells that share
     an attribute value share A_j: a cell seen rarely or never in training borrows what the
     others learned instead of keeping its initial row (uniform release). For the full-data
-    symmetric pair (observed = (sensitive, useful)) this is what brings PPAN within 0.03 nats of the optimum on 1,000
-    samples (experiments/tripathy2019_symmetric_pair). All parameters start at 0 (uniform).
+    symmetric pair (observed = (sensitive, useful)) this is what brings PPAN within 0.03 nats
+    of the optimum on 1,000 samples (experiments/tripathy2019_symmetric_pair). All parameters
+    start at 0 (uniform).
     """
 
     exact = True

@@ -60,4 +60,3 @@ class PPANTrainer(Trainer):
             return {}
         values = self.model.evaluate_tensors(*self.validation)
         return {f"val_{k}": v for k, v in values.items()}
-

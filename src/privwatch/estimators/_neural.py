@@ -218,6 +218,8 @@ class NeuralLift(LiftEstimator):
             ):
                 raise ValueError("the prior must be a positive pmf over the sensitive labels")
             est.prior_ = prior
+            if not 0 < est.n_ensemble <= len(arrays) or len(est.hidden) > len(arrays):
+                raise ValueError("more ensemble members or layers than stored weights")
             shapes = mlp_shapes(
                 est.preprocessor_.n_features_, est.hidden, est._n_outputs(), est.dropout
             )
@@ -242,7 +244,11 @@ class NeuralLift(LiftEstimator):
         model = mlp(n_in, self.hidden, self._n_outputs(), self.dropout, self.activation)
         prefix = f"{k}."
         model.load_state_dict(
-            {n[len(prefix) :]: torch.from_numpy(a) for n, a in arrays.items() if n.startswith(prefix)}
+            {
+                n[len(prefix) :]: torch.from_numpy(a)
+                for n, a in arrays.items()
+                if n.startswith(prefix)
+            }
         )
         model.eval()
         return model
