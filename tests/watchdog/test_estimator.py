@@ -29,10 +29,13 @@ def test_flags_converge_to_true_partition(n: int) -> None:
     truth = wd.partition(TRUE_P, eps)
     est = Watchdog(epsilon=eps, sensitive="s", observed=["a", "b"]).fit(_sample(n, 0))
     agree = float(np.mean(est.keep_ == truth))
-    if n >= 200_000:
-        assert agree == 1.0
+    # flagging nothing or everything agrees on 3 of 6 symbols; the estimate must do better
+    assert agree == 1.0 if n >= 200_000 else agree >= 5 / 6
     assert est.lift_.shape == (6, 2)
     assert list(est.lift_.columns) == [0, 1]
+    # plug-in log-lift error within 4 standard errors of the rarest cell (sd ~ 1/sqrt(n p_min))
+    error = np.abs(est.lift_.to_numpy() - m.log_lift(TRUE_P).T).max()
+    assert error < 4 / np.sqrt(n * TRUE_P.min()), error
 
 
 @pytest.mark.parametrize("randomization", ["merge", "uniform"])
