@@ -120,6 +120,10 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "theory.gaussian_useful_data": {"budget": 0.5},
     "theory.gaussian_full_data": {"budget": 0.5},
     "watchdog.record_tradeoff": {"sensitive": np.array([0, 1, 1])},
+    "adversarial.gaussian_mi": {
+        "sensitive": np.array([[0.1], [0.5], [0.9], [1.3], [0.2], [0.7]]),
+        "release": np.array([[0.3], [0.4], [1.1], [1.2], [0.0], [0.9]]),
+    },
 }
 
 #: Callables the harness cannot drive from argument names alone (frames, estimator objects,
@@ -161,7 +165,6 @@ NOT_DRIVEN: dict[str, str] = {
     "datasets.synthetic_users": "tests/test_datasets.py (generator settings)",
     "adversarial.fit_many": "tests/adversarial/test_fit_many.py (estimator objects)",
     "adversarial.batch_mutual_information": "tests/adversarial (torch tensors)",
-    "adversarial.gaussian_mi": "tests/adversarial (torch tensors)",
     "adversarial.hamming": "tests/adversarial (torch tensors)",
     "adversarial.pixel_cross_entropy": "tests/adversarial (torch tensors)",
     "adversarial.squared_error": "tests/adversarial (torch tensors)",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ..exceptions import ValidationError
 
@@ -28,17 +28,13 @@ def gaussian_mi(sensitive: ArrayLike, release: ArrayLike) -> float:
     >>> round(gaussian_mi(s, r), 2)  # 0.5 log 2
     0.35
     """
-    sa = np.asarray(sensitive, dtype=np.float64)
-    ra = np.asarray(release, dtype=np.float64)
-    sa = sa.reshape(len(sa), -1)
-    ra = ra.reshape(len(ra), -1)
+    sa = _samples(sensitive, "sensitive")
+    ra = _samples(release, "release")
     if len(sa) != len(ra) or len(sa) < 2:
         raise ValidationError(
             f"`sensitive` and `release` must hold the same number (>= 2) of samples; got "
             f"{len(sa)} and {len(ra)}."
         )
-    if not (np.isfinite(sa).all() and np.isfinite(ra).all()):
-        raise ValidationError("`sensitive` and `release` must hold finite numbers only.")
     cov = np.cov(np.hstack([sa, ra]), rowvar=False)
     k = sa.shape[1]
     ss, sr, rr = cov[:k, :k], cov[:k, k:], cov[k:, k:]
@@ -48,3 +44,21 @@ def gaussian_mi(sensitive: ArrayLike, release: ArrayLike) -> float:
     if sign <= 0:
         return math.inf
     return float(max(0.0, 0.5 * (logdet_s - logdet_c)))
+
+
+def _samples(values: ArrayLike, name: str) -> NDArray[np.float64]:
+    """``values`` as a finite (n, dim) float array (rows are samples)."""
+    arr = np.asarray(values)
+    if arr.ndim == 0 or arr.dtype.kind not in "iufb":
+        raise ValidationError(
+            f"`{name}` must be a real array with one row per sample; got dtype {arr.dtype} and "
+            f"shape {arr.shape}."
+        )
+    if arr.size == 0:
+        raise ValidationError(f"`{name}` must hold at least 2 samples; got shape {arr.shape}.")
+    out = arr.astype(np.float64).reshape(len(arr), -1)
+    if not np.isfinite(out).all():
+        raise ValidationError(f"`{name}` must hold finite numbers only.")
+    # per-column scaling leaves the mutual information unchanged and keeps the covariance finite
+    scale = np.abs(out).max(axis=0)
+    return np.asarray(out / np.where(scale > 0, scale, 1.0), dtype=np.float64)
