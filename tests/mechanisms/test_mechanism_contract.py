@@ -116,3 +116,20 @@ def test_learned_mechanisms_speak_the_same_verbs() -> None:
     assert ob.privacy.measure == "guess_accuracy" and ob.privacy.value == ob.val_accuracy_
     with pytest.raises(ValidationError, match="`Obfuscator` must have a finite output"):
         ob.channel()
+
+
+@pytest.mark.parametrize("randomization", ["merge", "uniform"])
+def test_watchdog_mechanism_guarantees_its_lift_epsilon(randomization: str) -> None:
+    from privwatch.datasets import random_joint
+    from privwatch.watchdog import watchdog_channel, watchdog_mechanism
+
+    p = random_joint(3, 6, rng=4)
+    mech = watchdog_mechanism(p, 0.4, randomization)
+    assert isinstance(mech, Mechanism)
+    k = mech.channel()
+    assert np.array_equal(k, watchdog_channel(p, 0.4, randomization))
+    assert mech.privacy.measure == "lift_epsilon" and mech.privacy.guaranteed
+    assert m.lift_epsilon(p @ k) == pytest.approx(mech.privacy.value, abs=1e-12)
+    released = mech.release(np.repeat(np.arange(6), 4000), rng=0).reshape(6, 4000)
+    freq = np.stack([np.bincount(r, minlength=6) / 4000 for r in released])
+    assert np.abs(freq - k).max() < 0.03

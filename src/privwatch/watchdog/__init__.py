@@ -7,7 +7,14 @@ curve. On a table: :class:`Watchdog`.
 
 from ._bounds import OptimalEpsilon, gamma_bound, optimal_epsilon
 from ._estimator import Guarantee, RecordScores, Watchdog, WatchdogEvaluation
-from ._mechanism import WatchdogUtility, partition_channel, watchdog_channel, watchdog_utility
+from ._mechanism import (
+    WatchdogMechanism,
+    WatchdogUtility,
+    partition_channel,
+    watchdog_channel,
+    watchdog_mechanism,
+    watchdog_utility,
+)
 from ._partition import critical_epsilons, partition, symbol_risk
 from ._relaxed import RelaxedWatchdogResult, breach_probability, relaxed_watchdog
 from ._tradeoff import TradeoffCurve, record_tradeoff, tradeoff
@@ -20,6 +27,7 @@ __all__ = [
     "TradeoffCurve",
     "Watchdog",
     "WatchdogEvaluation",
+    "WatchdogMechanism",
     "WatchdogUtility",
     "breach_probability",
     "critical_epsilons",
@@ -32,5 +40,6 @@ __all__ = [
     "symbol_risk",
     "tradeoff",
     "watchdog_channel",
+    "watchdog_mechanism",
     "watchdog_utility",
 ]

@@ -11,9 +11,17 @@ from scipy.special import xlogy
 from .._memory import check_allocation
 from .._validation import DEFAULT_ATOL, check_mask, check_pmf, check_positive_int
 from ..exceptions import ValidationError
+from ..mechanisms import FiniteMechanism, Privacy
 from ._partition import _set_risk, _symbol_risk, partition
 
-__all__ = ["WatchdogUtility", "partition_channel", "watchdog_channel", "watchdog_utility"]
+__all__ = [
+    "WatchdogMechanism",
+    "WatchdogUtility",
+    "partition_channel",
+    "watchdog_channel",
+    "watchdog_mechanism",
+    "watchdog_utility",
+]
 
 FloatArray = NDArray[np.float64]
 Randomization = str | ArrayLike
@@ -93,6 +101,63 @@ def watchdog_channel(
     """
     arr = check_pmf(p, atol=atol)
     return partition_channel(arr.shape[1], partition(arr, epsilon), randomization)
+
+
+@dataclass(frozen=True)
+class WatchdogMechanism(FiniteMechanism):
+    """The watchdog's release of a known pmf as a :class:`~privwatch.mechanisms.Mechanism`.
+
+    ``keep[x]``: True for the observed symbols released unchanged (the rest are flagged and
+    randomized); ``threshold``: the epsilon they were flagged at; ``effective_epsilon``: the
+    lift-privacy level of the release, max |log-lift| between sensitive and release (nats; the
+    same for every X^c-invariant randomization, Sadeghi et al. Cor. 1); ``randomization``:
+    ``"merge"``, ``"uniform"`` or a pmf over the flagged symbols (see
+    :func:`partition_channel`). ``channel()`` is Hsu et al.'s eq. (9); ``release(observed,
+    rng)`` draws from it; ``privacy`` is the guaranteed ``lift_epsilon``.
+    """
+
+    keep: NDArray[np.bool_]
+    threshold: float
+    effective_epsilon: float
+    randomization: str | FloatArray = "merge"
+
+    def channel(self) -> FloatArray:
+        """The release channel ``k[x, y]`` (output alphabet = observed alphabet)."""
+        return partition_channel(len(self.keep), self.keep, self.randomization)
+
+    @property
+    def privacy(self) -> Privacy:
+        """Lift privacy at ``effective_epsilon`` on the pmf it was built for."""
+        return Privacy("lift_epsilon", self.effective_epsilon, True)
+
+
+def watchdog_mechanism(
+    p: ArrayLike,
+    epsilon: float,
+    randomization: Randomization = "merge",
+    *,
+    atol: float = DEFAULT_ATOL,
+) -> WatchdogMechanism:
+    """The privacy watchdog at threshold ``epsilon`` on the pmf ``p[s, x]``, as a mechanism.
+
+    Examples
+    --------
+    >>> m = watchdog_mechanism([[0.3, 0.1, 0.1], [0.1, 0.3, 0.1]], 0.5, "uniform")
+    >>> m.keep.tolist(), m.privacy.measure
+    ([False, False, True], 'lift_epsilon')
+    >>> m.release([0, 1, 2], rng=0).shape
+    (3,)
+    """
+    arr = check_pmf(p, atol=atol)
+    keep = partition(arr, epsilon)
+    partition_channel(arr.shape[1], keep, randomization)  # validates ``randomization``
+    _, effective = _effective_level(arr, keep)
+    rand = (
+        randomization
+        if isinstance(randomization, str)
+        else check_pmf(randomization, "randomization", ndim=1)
+    )
+    return WatchdogMechanism(keep, float(epsilon), effective, rand)
 
 
 @dataclass(frozen=True)
