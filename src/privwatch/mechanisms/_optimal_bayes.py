@@ -46,8 +46,8 @@ class OptimalBayesResult(Mechanism):
     _channel: sparse.csr_array = field(repr=False)
 
     def channel(self) -> NDArray[np.float64]:
-        """The mechanism ``k[x, y]`` as a dense array (n_observed, n_releases)."""
-        check_allocation("n_observed * n_releases", self._channel.shape)
+        """The mechanism ``k[x, y]`` as a dense array (n_observed, n_outputs)."""
+        check_allocation("n_observed * n_outputs", self._channel.shape)
         return np.asarray(self._channel.toarray(), dtype=np.float64)
 
     def sparse_channel(self) -> sparse.csr_array:
@@ -130,7 +130,7 @@ def optimal_bayes_mechanism(
     ----------
     p : array_like, shape (n_sensitive, n_observed)
         Joint pmf ``p[s, x]`` of user (sensitive) and true location (observed).
-    distance : array_like, shape (n_observed, n_releases)
+    distance : array_like, shape (n_observed, n_outputs)
         ``d(x, y)``: cost of releasing y from x (e.g. metres to a grid cell centre).
     budget : float
         The expected-distortion budget L.

@@ -113,7 +113,7 @@ def optimal_privacy_mechanism(
         Joint pmf ``p[s, x, u]`` of the sensitive, the observed and the useful variables. For the
         "useful data only" model (observed = useful) put ``p(s, u)`` on the diagonal
         ``p[s, u, u]``; for "full data" (observed = (sensitive, useful)) flatten (s, u) into x.
-    distance : array_like, shape (n_useful, n_releases)
+    distance : array_like, shape (n_useful, n_outputs)
         The cost ``d(u, y)`` of releasing y when the useful value is u, e.g. ``1 - np.eye(m)``
         for Hamming.
     budget : float
