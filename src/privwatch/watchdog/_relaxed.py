@@ -16,7 +16,6 @@ from .._validation import (
     check_pmf,
     check_probability,
 )
-from ..measures._common import marginals
 from ._mechanism import _effective_level, _utility
 from ._partition import _set_abs_log_lift, _symbol_risk, partition
 
@@ -51,7 +50,7 @@ def _breach(
     p: FloatArray, keep: NDArray[np.bool_], eps: float, single: FloatArray | None = None
 ) -> float:
     """Eq. (11); ``single`` is :func:`_singleton_breach` when the caller already has it."""
-    p_s, _ = marginals(p)
+    p_s = p.sum(axis=1)
     single = _singleton_breach(p, p_s, eps) if single is None else single
     kept = float(single[keep].sum())
     return kept + (_set_breach(p, p_s, ~keep, eps) if (~keep).any() else 0.0)
@@ -241,7 +240,7 @@ def relaxed_watchdog(
     eps = check_nonnegative(epsilon, "epsilon", allow_inf=True)
     dlt = check_probability(delta, "delta")
     eps_max = check_nonnegative(epsilon_max, "epsilon_max", allow_inf=True)
-    p_s, p_x = marginals(arr)
+    p_s, p_x = arr.sum(axis=1), arr.sum(axis=0)
     keep = partition(arr, eps)
     strict = _utility(p_x, keep)
     single = _singleton_breach(arr, p_s, eps)
