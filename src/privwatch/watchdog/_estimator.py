@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -163,6 +164,8 @@ class Watchdog(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         self.sensitive_ = str(s_values.name)
         self.sensitive_labels_ = s_labels
         self.n_features_in_ = frame.shape[1]
+        if isinstance(X, pd.DataFrame):
+            self.feature_names_in_ = np.asarray(X.columns, dtype=object)
         strategy = self._strategy(cols)
         self.strategy_ = strategy.fit(frame, s_codes, s_labels, self.sensitive_)
         self.strategy_.threshold(eps, delta, eps_max)
@@ -276,6 +279,14 @@ class Watchdog(TransformerMixin, BaseEstimator):  # type: ignore[misc]
             stacklevel=2,
         )
         return self.fit(X, y).transform(X)
+
+    def __sklearn_tags__(self) -> Any:
+        """Categorical and string columns are welcome; missing values are refused."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        tags.transformer_tags.preserves_dtype = []
+        return tags
 
     def get_feature_names_out(self, input_features: object = None) -> NDArray[np.object_]:
         """The columns of the release: the observed columns."""
