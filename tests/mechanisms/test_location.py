@@ -120,13 +120,13 @@ def test_location_data_sets() -> None:
     syn = synthetic_users(rng=0)
     h = 150.0
     vertices = np.array([[-h, h], [h, h], [-h, -h], [h, -h]])
-    assert np.linalg.norm(syn.train - vertices[syn.train_users], axis=1).max() <= 45.0
+    assert np.linalg.norm(syn.train - vertices[syn.train_sensitive], axis=1).max() <= 45.0
     tr, te = syn.normalized()
     assert np.abs(tr).max() < 1 and te.shape == (480, 2)
     gow = load_gowalla_paris(rng=0)
     assert gow.train.shape == (492, 2) and gow.test.shape == (120, 2)  # as in §V
     assert np.abs(np.vstack([gow.train, gow.test])).max() <= 2250.0
-    assert np.bincount(gow.test_users).tolist() == [20] * 6
+    assert np.bincount(gow.test_sensitive).tolist() == [20] * 6
 
 
 def test_grid_centres_follow_the_cells_of_bayes_error_grid() -> None:
