@@ -1,13 +1,21 @@
-"""Counting and labelling on every engine (issue #18).
+"""Counting, releasing and labelling on every engine (issue #18).
 
-    python benchmarks/bench_engines.py --rows 10000000 [--db-rows 1000000] [--dir /tmp/pwbench]
-    /usr/bin/time -v python benchmarks/bench_engines.py --rows N --only duckdb   # peak memory
+    # 100M rows, one measurement per process (peak memory from /usr/bin/time -v):
+    /usr/bin/time -v python benchmarks/bench_engines.py --rows 100000000 --only sql
+    /usr/bin/time -v python benchmarks/bench_engines.py --rows 100000000 --only duckdb
+    /usr/bin/time -v privwatch audit /tmp/pwbench/data_100000000.parquet --engine duckdb \\
+        --sensitive s --observed x1,x2,x3,x4,x5,x6 --epsilon 0.5 --out /tmp/pwbench/a100
+    # 10M rows, every engine in one run: count time, release + labelling, hashes
+    python benchmarks/bench_engines.py --rows 10000000 \\
+        --compare pandas,polars,duckdb,spark,postgresql
 
-Generates a Parquet table with DuckDB (sensitive: 4 values; 6 observed columns of
-cardinalities 4, 5, 5, 8, 10, 12 = 96,000 tuples; never committed), then times
-``engines.count_table`` per engine against a hand-written DuckDB SQL query in the same run,
-checks that every engine returns the identical count table, and labels every record on each
-engine, comparing an order-sensitive hash of the written release.
+Generates a Parquet table with DuckDB (sensitive: 4 values; 6 observed integer columns of
+cardinalities 4, 5, 5, 8, 10, 12 = 96,000 tuples; one float column; never committed). Times
+``engines.count_table`` against a hand-written DuckDB SQL query in the same run; with
+``--compare`` runs :func:`privwatch.release.release_source` (count with 5 folds in the engine,
+search on the count table, label every record in the engine) on each engine and hashes the
+written scores and release in input order. PostgreSQL: a throw-away server started with the
+system's ``initdb``/``pg_ctl`` (as the test fixture does), loaded with ``COPY``.
 """
 
 from __future__ import annotations
@@ -16,17 +24,27 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
+import socket
+import subprocess
+import tempfile
 import time
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pandas as pd
 
-from privwatch.engines import count_table, label_records
+from privwatch.engines import count_table
+from privwatch.release import release_source
 
 CARD = (4, 5, 5, 8, 10, 12)
 OBS = [f"x{i}" for i in range(1, 7)]
 SENS = ["s"]
+HASHED = [*(f"release_{c}" for c in OBS), "release_risk", "release_flagged"]
 
 
 def generate(path: Path, rows: int) -> None:
@@ -54,87 +72,165 @@ def digest(t: pd.DataFrame) -> str:
     return hashlib.sha256(t.to_csv(index=False).encode()).hexdigest()[:16]
 
 
-def label_hash(out: Path) -> str:
-    """Order-sensitive hash of the written release column (row position, value)."""
-    src = f"{out}/*.parquet" if out.is_dir() else str(out)
-    q = (
-        "SELECT sum(hash(rn, release)) FROM (SELECT row_number() OVER () AS rn, release "
-        f"FROM read_parquet('{src}'))"
+def release_hash(relation: str, row: str) -> str:
+    """Order-sensitive hash of the scores and release of every record (DuckDB over a file)."""
+    cols = ", ".join(
+        [f"CAST({c} AS VARCHAR)" for c in HASHED[:-2]]
+        + ["CAST(release_risk AS DOUBLE)", "CAST(release_flagged AS BOOLEAN)"]
     )
-    return str(duckdb.sql(q).fetchall()[0][0])
+    q = f"SELECT count(*), sum(hash({row}, {cols})) FROM (SELECT *, {row} FROM {relation})"
+    n, h = duckdb.sql(q).fetchall()[0]
+    return f"{n}:{h}"
 
 
-def timed(fn, *args, **kw):  # type: ignore[no-untyped-def]
+def timed(fn: Callable[..., Any], *args: Any, **kw: Any) -> tuple[Any, float]:
     t0 = time.perf_counter()
     res = fn(*args, **kw)
     return res, time.perf_counter() - t0
 
 
+@contextmanager
+def postgres() -> Iterator[str]:
+    """A throw-away PostgreSQL server (system binaries); yields its URL (password in env)."""
+    bins = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
+    initdb, pg_ctl = (shutil.which(n) or str(bins[0] / n) for n in ("initdb", "pg_ctl"))
+    run_as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    tmp = tempfile.mkdtemp(prefix="privwatch-pgbench-")
+    os.chmod(tmp, 0o777)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    pw = os.urandom(12).hex()
+    Path(tmp, "pw").write_text(pw)
+    os.chmod(Path(tmp, "pw"), 0o644)
+    data = f"{tmp}/data"
+    subprocess.run([*run_as, initdb, "-D", data, "-U", "privwatch", "--pwfile", f"{tmp}/pw",
+                    "-A", "scram-sha-256"], check=True, capture_output=True)  # fmt: skip
+    opts = f"-p {port} -k {tmp} -c listen_addresses=127.0.0.1 -c work_mem=256MB"
+    subprocess.run([*run_as, pg_ctl, "-D", data, "-o", opts, "-l", f"{tmp}/log", "-w", "start"],
+                   check=True, capture_output=True)  # fmt: skip
+    os.environ["PGPASSWORD"] = pw
+    try:
+        yield f"postgresql://privwatch@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run([*run_as, pg_ctl, "-D", data, "-m", "fast", "stop"], capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load_postgres(url: str, parquet: Path, work: Path) -> float:
+    """COPY the Parquet table into the table ``bench`` (through a CSV DuckDB writes)."""
+    import psycopg
+
+    csv = work / "bench.csv"
+    t0 = time.perf_counter()
+    duckdb.sql(f"COPY (SELECT * FROM read_parquet('{parquet}')) TO '{csv}' (HEADER false)")
+    with psycopg.connect(url) as con, con.cursor() as cur:
+        cur.execute("DROP TABLE IF EXISTS bench")
+        cur.execute(
+            "CREATE TABLE bench (s integer, "
+            + ", ".join(f"{c} integer" for c in OBS)
+            + ", other double precision)"
+        )
+        with cur.copy("COPY bench FROM STDIN (FORMAT csv)") as copy, csv.open("rb") as fh:
+            while block := fh.read(1 << 22):
+                copy.write(block)
+        cur.execute("ANALYZE bench")
+    csv.unlink()
+    return time.perf_counter() - t0
+
+
+def postgres_release_hash(url: str, table: str, work: Path) -> str:
+    import psycopg
+
+    csv = work / "released.csv"
+    cols = ", ".join(["__privwatch_row", *HASHED])
+    query = f"COPY (SELECT {cols} FROM {table}) TO STDOUT (FORMAT csv, HEADER)"
+    with (
+        psycopg.connect(url) as con,
+        con.cursor() as cur,
+        csv.open("wb") as fh,
+        cur.copy(query) as cp,
+    ):
+        for block in cp:
+            fh.write(block)
+    h = release_hash(f"read_csv('{csv}')", "__privwatch_row + 1 AS rn")
+    csv.unlink()
+    return h
+
+
+def compare(path: Path, engines_: list[str], epsilon: float, work: Path) -> dict[str, Any]:
+    """Count (no folds), then release_source (5 folds, label) on each engine; hash both."""
+    res: dict[str, Any] = {}
+    _, res["hand_sql_s"] = timed(hand_sql, path)
+    ref: pd.DataFrame | None = None
+    for eng in engines_:
+        row: dict[str, Any] = {}
+        with postgres() if eng == "postgresql" else nullcontext("") as url:
+            source: Any = str(path)
+            kw: dict[str, Any] = {"engine": eng}
+            if eng == "spark":
+                from pyspark.sql import SparkSession
+
+                (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+                 .config("spark.driver.memory", "4g").getOrCreate())  # fmt: skip
+            if eng == "postgresql":
+                row["load_s"] = load_postgres(url, path, work)
+                source, kw = url, {"table": "bench"}
+            counts, row["count_s"] = timed(count_table, source, SENS, OBS, **kw)
+            row["count_hash"] = digest(counts)
+            ref = counts if ref is None else ref
+            row["count_equal"] = bool(counts.equals(ref))
+            out = work / f"released_{eng}.parquet"
+            target = {"write_table": "bench_released"} if eng == "postgresql" else {"out": out}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                found, row["release_source_s"] = timed(
+                    release_source,
+                    source,
+                    "s",
+                    OBS,
+                    epsilon=epsilon,
+                    rng=0,
+                    suggest=False,
+                    **kw,
+                    **target,
+                )
+            row["satisfied"] = found.satisfied
+            row["mapping_hash"] = digest(found.mapping)
+            if eng == "postgresql":
+                row["release_hash"] = postgres_release_hash(url, "bench_released", work)
+            else:
+                files = f"'{out}/*.parquet'" if out.is_dir() else f"'{out}'"
+                row["release_hash"] = release_hash(
+                    f"read_parquet({files})", "row_number() OVER () AS rn"
+                )
+                shutil.rmtree(out) if out.is_dir() else out.unlink()
+        res[eng] = row
+        print(eng, json.dumps(row), flush=True)
+    return res
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=10_000_000)
-    ap.add_argument("--db-rows", type=int, default=0, help="rows for Spark/PostgreSQL (0: skip)")
     ap.add_argument("--dir", default="/tmp/pwbench")
-    ap.add_argument("--only", default="")
-    ap.add_argument("--pg-url", default=os.environ.get("PRIVWATCH_BENCH_PG", ""))
+    ap.add_argument("--only", default="", help="sql or duckdb: that count alone")
+    ap.add_argument("--compare", default="", help="comma-separated engines")
+    ap.add_argument("--epsilon", type=float, default=0.5)
     a = ap.parse_args()
     d = Path(a.dir)
     d.mkdir(parents=True, exist_ok=True)
     path = d / f"data_{a.rows}.parquet"
     generate(path, a.rows)
-    res: dict[str, object] = {"rows": a.rows}
     if a.only == "duckdb":
         t, s = timed(count_table, str(path), SENS, OBS, engine="duckdb")
-        print(json.dumps({"rows": a.rows, "duckdb_count_s": s, "tuples": len(t)}))
-        return
-    if a.only == "sql":
+        print(json.dumps({"rows": a.rows, "duckdb_count_s": s, "rows_in_table": len(t)}))
+    elif a.only == "sql":
         t, s = timed(hand_sql, path)
         print(json.dumps({"rows": a.rows, "hand_sql_s": s, "groups": len(t)}))
-        return
-    _, res["hand_sql_s"] = timed(hand_sql, path)
-    tables = {}
-    for eng in ("duckdb", "polars", "pandas"):
-        tables[eng], res[f"{eng}_count_s"] = timed(count_table, str(path), SENS, OBS, engine=eng)
-    res["auto_engine"] = count_table(str(path), SENS, OBS).attrs["reason"]
-    res["count_hash"] = {k: digest(v) for k, v in tables.items()}
-    ref = tables["duckdb"]
-    res["n_tuples"] = len(ref[OBS].drop_duplicates())
-    tuples = ref[OBS].drop_duplicates().reset_index(drop=True)
-    mapping = tuples.assign(release=[f"r{i % 997}" for i in range(len(tuples))])
-    for eng in ("duckdb", "polars"):
-        out = d / f"labelled_{eng}.parquet"
-        _, res[f"{eng}_label_s"] = timed(
-            label_records, str(path), mapping, OBS, out=out, engine=eng
-        )
-        res[f"{eng}_label_hash"] = label_hash(out)
-    if a.db_rows:
-        small = d / f"data_{a.db_rows}.parquet"
-        generate(small, a.db_rows)
-        base = count_table(str(small), SENS, OBS, engine="duckdb")
-        res["db_rows"] = a.db_rows
-        _, res["small_duckdb_count_s"] = timed(count_table, str(small), SENS, OBS, engine="duckdb")
-        _, res["small_pandas_count_s"] = timed(count_table, str(small), SENS, OBS, engine="pandas")
-        from pyspark.sql import SparkSession
-
-        (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate())
-        t, res["small_spark_count_s"] = timed(count_table, str(small), SENS, OBS, engine="spark")
-        res["spark_equal"] = bool(t.equals(base))
-        if a.pg_url:
-            import sqlalchemy
-
-            eng_ = sqlalchemy.create_engine(
-                a.pg_url.replace("postgresql://", "postgresql+psycopg://")
-            )
-            with eng_.begin() as c:
-                c.exec_driver_sql("DROP TABLE IF EXISTS bench")
-            t0 = time.perf_counter()
-            pd.read_parquet(small).to_sql(
-                "bench", eng_, index=False, chunksize=200_000, method="multi"
-            )
-            res["pg_load_s"] = time.perf_counter() - t0
-            t, res["small_pg_count_s"] = timed(count_table, a.pg_url, SENS, OBS, table="bench")
-            res["pg_equal"] = bool(t.equals(base))
-    print(json.dumps(res, indent=1))
+    elif a.compare:
+        res = compare(path, a.compare.split(","), a.epsilon, d)
+        print(json.dumps({"rows": a.rows, **res}, indent=1))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from .engines import count_table, label_records
+from .engines import count_table, label_records, label_spark_frame
+from .exceptions import ValidationError
 
 __all__ = ["SparkAudit", "audit"]
 
@@ -47,7 +48,7 @@ def audit(
     """
     pyspark_sql = __import__("pyspark.sql", fromlist=["DataFrame"])
     if not isinstance(spark_df, pyspark_sql.DataFrame):
-        raise TypeError(
+        raise ValidationError(
             f"`spark_df` must be a pyspark.sql.DataFrame; got {type(spark_df).__name__}."
         )
     counts = count_table(spark_df, sensitive, observed, engine="spark", folds=folds, seed=seed)
@@ -57,6 +58,4 @@ def audit(
     if out is not None:
         label_records(spark_df, mapping, list(observed), out=out, engine="spark")
         return SparkAudit(counts, mapping, None)
-    from .engines._label import _spark_join
-
-    return SparkAudit(counts, mapping, _spark_join(spark_df, mapping, list(observed), None))
+    return SparkAudit(counts, mapping, label_spark_frame(spark_df, mapping, list(observed)))

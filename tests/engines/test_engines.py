@@ -184,7 +184,7 @@ def test_spark_local_counts_and_labels_like_pandas(
     on_cluster = res.labelled.toPandas()  # unordered: compare the multiset of releases
     assert on_cluster["release"].value_counts().to_dict() == ref["release"].value_counts().to_dict()
     assert len(on_cluster) == len(df)
-    with pytest.raises(TypeError, match="`spark_df` must be a pyspark.sql.DataFrame"):
+    with pytest.raises(ValueError, match="`spark_df` must be a pyspark.sql.DataFrame"):
         audit(df, sensitive=SENS, observed=OBS)
 
 
@@ -219,7 +219,7 @@ def test_bad_inputs() -> None:
         count_table(df, SENS, OBS, folds=1)
     with pytest.raises(ValueError, match="`table` must name a table"):
         count_table("postgresql://u@h/db", SENS, OBS)
-    with pytest.raises(FileNotFoundError, match="matches no file"):
+    with pytest.raises(ValueError, match="not found"):
         count_table("/nonexistent/*.parquet", SENS, OBS)
     with pytest.raises(ValueError, match="one row per distinct"):
         label_records(df, pd.DataFrame({"x1": ["a", "a"]}), ["x1"])

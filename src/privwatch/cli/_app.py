@@ -15,7 +15,8 @@ from ..exceptions import PrivacyWarning, PrivwatchError
 from ..joint import Joint
 from ..preprocessing import DEFAULT_MAX_LEVELS, bin_columns, format_bins
 from ..report import privwatch_version
-from ._audit_cmd import apply_command, audit_command, reproduce_command
+from ._audit import audit_command
+from ._audit_cmd import apply_command, reproduce_command
 from ._io import console, err_console, fail, load_input
 
 app = typer.Typer(

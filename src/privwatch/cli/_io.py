@@ -161,6 +161,8 @@ def load_config(ctx: typer.Context, path: Path | None) -> dict[str, Any]:
             value = _as_cli_list(name, value)
         elif name in ("observed", "sensitive") and isinstance(value, list):
             value = ",".join(map(str, value))
+        elif name == "data" and isinstance(value, str) and "://" in value:
+            pass  # a database URL, not a path
         elif name in ("data", "out", "save_mechanism_to") and value is not None:
             base = Path(path).parent
             value = Path(value) if Path(value).is_absolute() else base / value

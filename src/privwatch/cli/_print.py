@@ -7,11 +7,11 @@ from typing import Any
 
 from rich.table import Table
 
-from ..report import AuditResult, next_steps
+from ..report import AuditResult, SourceAudit, next_steps
 from ..report._words import fmt, pct, pct_ci
 from ._io import console
 
-__all__ = ["print_release", "print_watchdog", "summary_json"]
+__all__ = ["print_release", "print_source", "print_watchdog", "summary_json"]
 
 
 def _classic_line(result: AuditResult) -> str | None:
@@ -160,8 +160,12 @@ def print_watchdog(result: AuditResult, proposed: bool) -> None:
     console.print(g.explain(), soft_wrap=True)
 
 
-def summary_json(result: AuditResult, out: str, files: list[str], seconds: float) -> dict[str, Any]:
+def summary_json(
+    result: AuditResult | SourceAudit, out: str, files: list[str], seconds: float
+) -> dict[str, Any]:
     """A short machine-readable summary for pipelines (``--json``); details in leakage.json."""
+    if isinstance(result, SourceAudit):
+        return _source_json(result, out, files, seconds)
     found = result.found
     held = None if found is None or found.held_out is None else found.held_out
     attack = result.leakage.get("attack", {}).get("attributes", {})
@@ -185,3 +189,76 @@ def summary_json(result: AuditResult, out: str, files: list[str], seconds: float
     return {
         k: (v if not isinstance(v, float) or math.isfinite(v) else str(v)) for k, v in doc.items()
     }
+
+
+def _source_json(result: SourceAudit, out: str, files: list[str], seconds: float) -> dict[str, Any]:
+    found = result.release
+    held = found.held_out
+    doc: dict[str, Any] = {
+        "status": "met" if found.satisfied else "not_met",
+        "reasons": found.reasons,
+        "epsilon": result.epsilon,
+        "n_records": result.n_records,
+        "n_suppressed": found.suppressed_records,
+        "held_out_breach_probability": None if held is None else held.breach_probability,
+        "written": result.written,
+        "warnings": [w["message"] for w in result.warnings],
+        "out": out,
+        "files": files,
+        "seconds": round(seconds, 2),
+    }
+    return {
+        k: (v if not isinstance(v, float) or math.isfinite(v) else str(v)) for k, v in doc.items()
+    }
+
+
+def print_source(result: SourceAudit, proposed: bool) -> None:
+    """The verdict and the figures of an audit run in an engine (no per-record report)."""
+    found = result.release
+    n = result.n_records
+    if found.satisfied:
+        console.print("[bold green]MET[/]: the release meets the requested guarantee.")
+    else:
+        console.print("[bold red]NOT MET[/]: the release does not meet the requested guarantee.")
+        for reason in found.reasons:
+            console.print(f"  [red]- {reason}[/]", highlight=False, soft_wrap=True)
+        for alt in found.alternatives:
+            console.print(f"  - alternative: {alt}", highlight=False, soft_wrap=True)
+    table = Table(title=f"privwatch audit in {result.engine}")
+    table.add_column("")
+    table.add_column("value", justify="right")
+    rows = [
+        ("records", f"{n:,}"),
+        ("observed tuples", f"{result.n_tuples:,}"),
+        ("epsilon, disclosure", f"{fmt(found.epsilon, 3)} nats, {found.disclosure}"),
+        ("release", f"{found.method} recoding"),
+        (
+            "information kept",
+            f"{found.information_nats:.2f} of {found.information_input_nats:.2f} nats",
+        ),
+        ("records suppressed", f"{found.suppressed_records:,} of {n:,}"),
+        ("worst log-lift, in-sample", f"{fmt(found.max_log_lift, 3)} nats (exact)"),
+    ]
+    if found.held_out is not None:
+        lo, hi = found.held_out.breach_probability_ci
+        rows.append(
+            (
+                "held-out breach probability",
+                f"{pct(found.held_out.breach_probability, (hi - lo) / 2)} (95 % {pct_ci(lo, hi)})",
+            )
+        )
+    rows.append(("scores and release written to", result.written or "nowhere"))
+    for name, value in rows:
+        table.add_row(name, value)
+    console.print(table)
+    console.print(
+        "The classic measures, the inference attack and the HTML report need the records in "
+        "memory; they are not computed when auditing in an engine.",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if proposed:
+        console.print(
+            f"epsilon proposed: {fmt(result.epsilon, 3)} ({result.epsilon_reason}).",
+            soft_wrap=True,
+        )

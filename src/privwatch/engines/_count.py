@@ -11,8 +11,9 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 
+from ..exceptions import ValidationError
 from ._folds import fold_expr, fold_sql
-from ._sources import Source, require, resolve
+from ._sources import Source, duckdb_connect, require, resolve
 from ._sql import connect_url, quote, sql_row_number
 
 __all__ = ["count_table"]
@@ -23,10 +24,15 @@ ROW = "__privwatch_row"
 def _check_columns(sensitive: Sequence[str], observed: Sequence[str]) -> list[str]:
     for name, cols in (("sensitive", sensitive), ("observed", observed)):
         if isinstance(cols, str) or not cols or not all(isinstance(c, str) for c in cols):
-            raise ValueError(f"`{name}` must be a non-empty list of column names; got {cols!r}.")
+            raise ValidationError(
+                f"`{name}` must be a non-empty list of column names; got {cols!r}."
+            )
     keys = [*observed, *sensitive]
     if len(set(keys)) != len(keys) or {"fold", "count"} & set(keys):
-        raise ValueError(f"column names must be distinct and not 'fold'/'count'; got {keys!r}.")
+        raise ValidationError(
+            "`sensitive` and `observed` must be distinct column names other than 'fold' and "
+            f"'count'; got {keys!r}."
+        )
     return keys
 
 
@@ -90,8 +96,7 @@ def _files_frame(src: Source, with_row: bool) -> Any:
             lazy = lazy.with_columns(pl.col(ROW).cast(pl.Int64))
         return nw.from_native(lazy)
     if src.engine == "duckdb":
-        duckdb = require("duckdb")
-        con = duckdb.connect()
+        con = duckdb_connect()
         listing = "[" + ", ".join(quote(f, "'") for f in files) + "]"
         if not parquet:
             rel = con.sql(f"SELECT * FROM read_csv({listing})")
@@ -127,7 +132,7 @@ def _files_frame(src: Source, with_row: bool) -> Any:
         )
         frame = reduce(lambda a, b: a.unionByName(b), [read(f) for f in files])
         return _spark_frame(frame, with_row)
-    raise ValueError(
+    raise ValidationError(
         f"`engine` must be pandas, polars, duckdb or spark for files; got {src.engine!r}."
     )
 
@@ -248,8 +253,7 @@ def count_table(
         raw = _count_url(src, keys, folds, seed)
     else:
         if src.kind == "url":  # duckdb:///file.db
-            duckdb = require("duckdb")
-            con = duckdb.connect(str(src.obj).removeprefix("duckdb:///"), read_only=True)
+            con = duckdb_connect(str(src.obj).removeprefix("duckdb:///"), read_only=True)
             src = Source("frame", "duckdb", con.table(str(src.table)), reason=src.reason)
         with_row = folds is not None
         if folds is not None:
@@ -257,7 +261,9 @@ def count_table(
         frame = _files_frame(src, with_row) if src.kind == "files" else _native_frame(src, with_row)
         missing = [k for k in keys if k not in frame.columns]
         if missing:
-            raise ValueError(f"`source` has no column(s) {missing}; it has {list(frame.columns)}.")
+            raise ValidationError(
+                f"`source` has no column(s) {missing}; it has {list(frame.columns)}."
+            )
         raw = _count_frame(frame, keys, folds, seed)
     out = canonical(raw, keys)
     out.attrs["engine"] = src.engine

@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..exceptions import ValidationError
+
 __all__ = ["fold_of"]
 
 _M = 2**31
@@ -17,9 +19,9 @@ _A2, _C2 = 1664525, 1013904223
 
 def _check(folds: int, seed: int) -> None:
     if isinstance(folds, bool) or not isinstance(folds, int | np.integer) or folds < 2:
-        raise ValueError(f"`folds` must be an integer >= 2; got {folds!r}.")
+        raise ValidationError(f"`folds` must be an integer >= 2; got {folds!r}.")
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < _M:
-        raise ValueError(f"`seed` must be an integer in [0, 2**31); got {seed!r}.")
+        raise ValidationError(f"`seed` must be an integer in [0, 2**31); got {seed!r}.")
 
 
 def fold_of(row_index: ArrayLike, folds: int, seed: int = 0) -> NDArray[np.int64]:
@@ -42,7 +44,7 @@ def fold_of(row_index: ArrayLike, folds: int, seed: int = 0) -> NDArray[np.int64
     _check(folds, seed)
     i = np.asarray(row_index, dtype=np.int64)
     if i.size and (i.min() < 0 or i.max() >= _M):
-        raise ValueError("`row_index` must lie in [0, 2**31).")
+        raise ValidationError("`row_index` must lie in [0, 2**31).")
     a = ((i + seed * _SEED_STEP) % _M * _A1 + _C1) % _M
     b = a // 65536 + (a % 65536) * 32768
     c = (b * _A2 + _C2) % _M

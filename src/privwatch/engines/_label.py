@@ -9,11 +9,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..exceptions import ValidationError
 from ._count import ROW, _files_frame, _native_frame
-from ._sources import Source, require, resolve
+from ._sources import Source, duckdb_connect, require, resolve
 from ._sql import connect_url, quote, sql_row_number
 
-__all__ = ["label_records"]
+__all__ = ["label_records", "label_spark_frame"]
 
 
 def _arrow_mapping(mapping: pd.DataFrame) -> Any:
@@ -36,10 +37,11 @@ def _copy_target(out: str | Path) -> str:
 
 
 def _label_duckdb(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any) -> Any:
-    duckdb = require("duckdb")
     frame = _files_frame(src, True) if src.kind == "files" else _native_frame(src, True)
-    con = duckdb.connect()
-    con.register("src", frame.to_native().fetch_arrow_reader())
+    con = duckdb_connect()
+    rel = frame.to_native()
+    reader = getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader  # duckdb < 1.4
+    con.register("src", reader())
     con.register("m", _arrow_mapping(mapping))
     extra = [c for c in mapping.columns if c not in on]
     cond = " AND ".join(f"t.{quote(k)} IS NOT DISTINCT FROM m.{quote(k)}" for k in on)
@@ -104,6 +106,12 @@ def _spark_join(sdf: Any, mapping: pd.DataFrame, on: list[str], keep: Any) -> An
     return joined.select(*[sdf[c] for c in cols], *[m[c] for c in extra])
 
 
+def label_spark_frame(sdf: Any, mapping: pd.DataFrame, on: Sequence[str]) -> Any:
+    """A Spark DataFrame's records left-joined null-safely with ``mapping`` (lazy, on the
+    cluster; not collected): the source's columns, then the mapping's non-key columns."""
+    return _spark_join(sdf, mapping, list(on), None)
+
+
 def _label_spark(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any) -> Any:
     frame = _files_frame(src, True) if src.kind == "files" else _native_frame(src, True)
     joined = _spark_join(frame.to_native(), mapping, on, keep)
@@ -136,6 +144,11 @@ def _label_sql(
         if keep is None:
             query = query.replace("SELECT t.*,", "SELECT t.*,", 1)
         if write_table is not None:
+            sqlalchemy = require("sqlalchemy")
+            if sqlalchemy.inspect(con.conn).has_table(write_table):
+                raise ValidationError(
+                    f"`write_table` must name a new table; got {write_table!r}, which exists."
+                )
             con.execute(f"CREATE TABLE {quote(write_table)} AS {query}")
             result = None
         else:
@@ -186,17 +199,18 @@ def label_records(
     on = list(on)
     missing = [k for k in on if k not in mapping.columns]
     if not on or missing:
-        raise ValueError(f"`on` must name columns of `mapping`; missing {missing or on}.")
+        raise ValidationError(f"`on` must name columns of `mapping`; missing {missing or on}.")
     if mapping.duplicated(subset=on).any():
-        raise ValueError("`mapping` must have one row per distinct `on` tuple; found duplicates.")
+        raise ValidationError(
+            "`mapping` must have one row per distinct `on` tuple; found duplicates."
+        )
     src = resolve(source, engine, table)
     if src.kind == "url" and src.engine == "sql":
         return _label_sql(src, mapping, on, out, keep_columns, write_table)  # type: ignore[no-any-return]
     if write_table is not None:
-        raise ValueError("`write_table` needs a database URL `source`; use `out` for files.")
+        raise ValidationError("`write_table` needs a database URL `source`; use `out` for files.")
     if src.kind == "url":
-        duckdb = require("duckdb")
-        con = duckdb.connect(str(src.obj).removeprefix("duckdb:///"), read_only=True)
+        con = duckdb_connect(str(src.obj).removeprefix("duckdb:///"), read_only=True)
         src = Source("frame", "duckdb", con.table(str(src.table)))
     run = {
         "duckdb": _label_duckdb,

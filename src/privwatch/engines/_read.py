@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..exceptions import ValidationError
 from ._sources import require
 
 __all__ = ["read_table"]
@@ -36,7 +37,7 @@ def read_table(
     """
     p = Path(path)
     if not p.exists():
-        raise FileNotFoundError(f"`path` must be an existing file; got {str(path)!r}.")
+        raise ValidationError(f"`path` must be an existing file; got {str(path)!r}.")
     suffix = p.suffix.lower()
     if suffix == ".parquet":
         return pd.read_parquet(p)
@@ -46,7 +47,7 @@ def read_table(
         require("openpyxl")
         return pd.read_excel(p, sheet_name=0 if sheet is None else sheet, engine="openpyxl")
     if suffix not in (".csv", ".tsv", ".txt", ".gz"):
-        raise ValueError(
+        raise ValidationError(
             f"`path` must end in .csv, .tsv, .txt, .xlsx, .parquet or .jsonl; got {p.name!r}."
         )
     try:
@@ -59,7 +60,7 @@ def read_table(
                 sep = "\t" if suffix == ".tsv" else ","
         return pd.read_csv(p, sep=sep, encoding=encoding)
     except UnicodeDecodeError as exc:
-        raise ValueError(
+        raise ValidationError(
             f"{p.name} is not valid {encoding} (byte {exc.start}); pass the file's `encoding`, "
             "e.g. encoding='latin-1'."
         ) from None

@@ -8,11 +8,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["AUTO_THRESHOLD_BYTES", "ENGINES", "Source", "require", "resolve"]
+from ..exceptions import ValidationError
+
+__all__ = [
+    "AUTO_THRESHOLD_BYTES",
+    "DUCKDB_MEMORY_LIMIT",
+    "ENGINES",
+    "Source",
+    "choose_engine",
+    "duckdb_connect",
+    "require",
+    "resolve",
+]
 
 ENGINES = ("pandas", "polars", "duckdb", "spark", "sql")
 #: engine="auto" reads files whose total size is above this with DuckDB, below with pandas.
 AUTO_THRESHOLD_BYTES = 64 * 2**20
+
+#: Memory DuckDB may use before it spills to disk (``PRIVWATCH_DUCKDB_MEMORY_LIMIT`` overrides;
+#: DuckDB's own default is 80 % of the machine's memory).
+DUCKDB_MEMORY_LIMIT = "2GB"
 
 _EXTRA = {
     "polars": "lake",
@@ -37,6 +52,18 @@ def require(module: str) -> Any:
         ) from exc
 
 
+def duckdb_connect(database: str = ":memory:", read_only: bool = False) -> Any:
+    """A DuckDB connection bounded to :data:`DUCKDB_MEMORY_LIMIT`, spilling to the temp dir."""
+    import tempfile
+
+    duckdb = require("duckdb")
+    config = {
+        "memory_limit": os.environ.get("PRIVWATCH_DUCKDB_MEMORY_LIMIT", DUCKDB_MEMORY_LIMIT),
+        "temp_directory": os.path.join(tempfile.gettempdir(), "privwatch-duckdb"),
+    }
+    return duckdb.connect(database, read_only=read_only, config=config)
+
+
 @dataclass(frozen=True)
 class Source:
     """A resolved source: ``kind`` is "frame", "files" or "url"; ``engine`` the one that runs."""
@@ -56,14 +83,16 @@ def _native_engine(obj: Any) -> str | None:
 
 def resolve(source: Any, engine: str, table: str | None) -> Source:
     if engine not in (*ENGINES, "auto"):
-        raise ValueError(f"`engine` must be one of {('auto', *ENGINES)}; got {engine!r}.")
+        raise ValidationError(f"`engine` must be one of {('auto', *ENGINES)}; got {engine!r}.")
     if isinstance(source, str | os.PathLike) and "://" in str(source):
         url = str(source)
         if not table:
-            raise ValueError("`table` must name a table when `source` is a database URL.")
+            raise ValidationError("`table` must name a table when `source` is a database URL.")
         eng = "duckdb" if url.startswith("duckdb://") else "sql"
         if engine not in ("auto", eng):
-            raise ValueError(f"`engine` must be 'auto' or {eng!r} for the URL {url.split(':')[0]}")
+            raise ValidationError(
+                f"`engine` must be 'auto' or {eng!r} for a {url.split(':')[0]} URL; got {engine!r}."
+            )
         return Source("url", eng, url, table=table, reason="database URL: counted in the database")
     if isinstance(source, str | os.PathLike):
         pattern = str(source)
@@ -73,7 +102,10 @@ def resolve(source: Any, engine: str, table: str | None) -> Source:
             else ((pattern,) if Path(pattern).exists() else ())
         )
         if not files:
-            raise FileNotFoundError(f"`source` matches no file; got {pattern!r}.")
+            raise ValidationError(
+                f"`source` must name existing files; got {pattern!r} (not found: no file "
+                "matches it)."
+            )
         if engine != "auto":
             return Source("files", engine, None, files=files, reason=f"engine={engine} requested")
         size = sum(os.path.getsize(f) for f in files)
@@ -86,10 +118,29 @@ def resolve(source: Any, engine: str, table: str | None) -> Source:
         return Source("files", chosen, None, files=files, reason=reason)
     native = _native_engine(source)
     if native is None:
-        raise TypeError(
+        raise ValidationError(
             "`source` must be a pandas/Polars/DuckDB/Spark frame, a file path or glob, or a "
             f"database URL; got {type(source).__name__}."
         )
     if engine in ("auto", native):
         return Source("frame", native, source, reason=f"{native} frame")
-    raise ValueError(f"`engine` must be 'auto' or {native!r} for a {native} frame; got {engine!r}.")
+    raise ValidationError(
+        f"`engine` must be 'auto' or {native!r} for a {native} frame; got {engine!r}."
+    )
+
+
+def choose_engine(source: Any, engine: str = "auto", table: str | None = None) -> tuple[str, str]:
+    """The engine that would read ``source`` and why, without reading it.
+
+    Returns ``(engine, reason)``: for ``engine="auto"`` a frame's own engine, for files pandas
+    up to :data:`AUTO_THRESHOLD_BYTES` and DuckDB above, "sql" for a database URL ("duckdb"
+    for ``duckdb:///file.db``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> choose_engine(pd.DataFrame({"a": [1]}))
+    ('pandas', 'pandas frame')
+    """
+    src = resolve(source, engine, table if table is not None else "?")
+    return src.engine, src.reason

@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..exceptions import ValidationError
 from ._sources import require
 
 __all__ = ["connect_url", "quote", "sql_row_number"]
@@ -59,5 +60,8 @@ def connect_url(url: str) -> tuple[Connection, str]:
         conn = engine.connect()
     except Exception as exc:  # the message may contain the URL: show it without the password
         safe = sqlalchemy.engine.make_url(url).render_as_string(hide_password=True)
-        raise ConnectionError(f"cannot connect to {safe}: {type(exc).__name__}") from None
+        raise ValidationError(
+            f"`source` must be a database URL privwatch can connect to; cannot connect to "
+            f"{safe} ({type(exc).__name__})."
+        ) from None
     return Connection(engine, conn), engine.dialect.name

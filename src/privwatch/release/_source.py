@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from .. import engines
 from ._api import ReleaseResult, find_release
 
@@ -24,6 +26,7 @@ def release_source(
     write_table: str | None = None,
     folds: int = 5,
     rng: int = 0,
+    counts: pd.DataFrame | None = None,
     **options: Any,
 ) -> ReleaseResult:
     """Search the release of ``source`` with only its count table in Python.
@@ -35,7 +38,8 @@ def release_source(
     values, risk and flags (:func:`privwatch.engines.label_records`, in input order).
     ``options`` are :func:`find_release`'s keyword arguments. The returned result's
     ``released`` and ``records`` hold one row per count-table row, not per record; its
-    ``mapping`` holds one row per observed tuple.
+    ``mapping`` holds one row per observed tuple. ``counts``: the source's count table when
+    it was already computed (the same ``folds`` and ``rng``); the engine then only labels.
 
     Examples
     --------
@@ -47,15 +51,16 @@ def release_source(
     sens = [sensitive] if isinstance(sensitive, str) else list(sensitive)
     useful = options.get("useful")
     keys = list(observed) + ([useful] if useful and useful not in observed else [])
-    counts = engines.count_table(
-        source,
-        sens,
-        keys,
-        engine=engine,
-        folds=folds if folds >= 2 else None,
-        seed=rng,
-        table=table,
-    )
+    if counts is None:
+        counts = engines.count_table(
+            source,
+            sens,
+            keys,
+            engine=engine,
+            folds=folds if folds >= 2 else None,
+            seed=rng,
+            table=table,
+        )
     result = find_release(
         counts,
         sens,
@@ -72,7 +77,7 @@ def release_source(
             result.mapping,
             list(observed),
             out=out,
-            engine=engine,
+            engine=str(counts.attrs.get("engine", engine)),
             table=table,
             write_table=write_table,
         )

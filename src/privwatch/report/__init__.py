@@ -11,6 +11,7 @@ from ._mechanism import (
 )
 from ._prepare import MISSING_POLICIES, prepare_table
 from ._schema import SCHEMA
+from ._source import SourceAudit, audit_source, write_source_audit
 from ._stamp import file_sha256, privwatch_version
 from ._write import OUTPUT_FILES, check_writable, leakage_payload, write_audit
 
@@ -22,8 +23,10 @@ __all__ = [
     "SCHEMA",
     "AppliedRelease",
     "AuditResult",
+    "SourceAudit",
     "apply_mechanism",
     "audit",
+    "audit_source",
     "check_writable",
     "file_sha256",
     "leakage_payload",
@@ -34,4 +37,5 @@ __all__ = [
     "run_audit",
     "save_mechanism",
     "write_audit",
+    "write_source_audit",
 ]

@@ -1,0 +1,188 @@
+"""``privwatch audit`` on Parquet globs, DuckDB/SQLite files and a real PostgreSQL server.
+
+Every source gets the same assertions: the engine route's release and flags equal the
+in-memory audit's (same epsilon, same folds), record by record in input order; the engine and
+why are stated; the output lands where ``--write-table`` says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from privwatch.cli import app
+
+runner = CliRunner()
+OBS = ["a", "b", "c"]
+EPS = "0.3"
+
+
+def _records(n: int = 4000, seed: int = 1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, 3, n)
+    return pd.DataFrame(
+        {
+            "s": s,
+            "a": (s + rng.integers(0, 3, n)) % 4,
+            "b": rng.integers(0, 5, n),
+            "c": rng.choice(["x", "y", "z"], n),
+            "other": rng.random(n),
+        }
+    )
+
+
+def _audit(*args: str) -> dict[str, Any]:
+    res = runner.invoke(app, ["audit", *args, "--sensitive", "s", "--observed", ",".join(OBS),
+                              "--epsilon", EPS, "--json"])  # fmt: skip
+    assert res.exit_code in (0, 3), res.output
+    assert os.environ.get("PGPASSWORD", "\0") not in res.output  # never echoed
+    doc: dict[str, Any] = json.loads(res.stdout)
+    return doc
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> tuple[pd.DataFrame, Path, pd.DataFrame]:
+    """The records as two Parquet files and one, and the in-memory audit's release."""
+    df = _records()
+    d = tmp_path_factory.mktemp("lake")
+    df.iloc[:1500].to_parquet(d / "part-0.parquet")
+    df.iloc[1500:].to_parquet(d / "part-1.parquet")
+    df.to_parquet(d / "all.parquet")
+    doc = _audit(str(d / "all.parquet"), "--out", str(d / "mem"), "--no-checks")
+    assert doc["engine"] == "pandas" and "threshold -> pandas" in doc["engine_reason"]
+    release = pd.read_csv(d / "mem" / "release.csv", dtype=str)
+    scores = pd.read_csv(d / "mem" / "scores.csv")
+    reference = release[OBS].assign(flagged=scores["flagged"].to_numpy())
+    return df, d, reference
+
+
+def _same_release(labelled: pd.DataFrame, reference: pd.DataFrame) -> None:
+    assert len(labelled) == len(reference)
+    for c in OBS:
+        assert labelled[f"release_{c}"].astype(str).tolist() == reference[c].tolist(), c
+    assert labelled["release_flagged"].astype(bool).tolist() == reference["flagged"].tolist()
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "polars", "pandas"])
+def test_parquet_glob_in_the_engine_releases_like_the_in_memory_audit(
+    lake: tuple[pd.DataFrame, Path, pd.DataFrame], tmp_path: Path, engine: str
+) -> None:
+    df, d, reference = lake
+    doc = _audit(str(d / "part-*.parquet"), "--engine", engine, "--out", str(tmp_path))
+    assert doc["engine"] == engine and doc["n_records"] == len(df)
+    assert doc["files"] == ["leakage.json", "release.parquet"]
+    labelled = pd.read_parquet(tmp_path / "release.parquet")
+    assert labelled["other"].tolist() == df["other"].tolist()  # every record, input order
+    _same_release(labelled, reference)
+    leakage = json.loads((tmp_path / "leakage.json").read_text())
+    assert leakage["route"] == "engine" and leakage["engine"] == engine
+
+
+def _database_sources(df: pd.DataFrame, tmp: Path, postgres_url: str | None) -> dict[str, str]:
+    import sqlalchemy
+
+    duckdb = pytest.importorskip("duckdb")
+    urls = {"sqlite": f"sqlite:///{tmp / 'records.sqlite'}", "duckdb": f"duckdb:///{tmp / 'r.db'}"}
+    eng = sqlalchemy.create_engine(urls["sqlite"])
+    df.to_sql("records", eng, index=False)
+    eng.dispose()
+    con = duckdb.connect(str(tmp / "r.db"))
+    con.register("df", df)
+    con.execute("CREATE TABLE records AS SELECT * FROM df")
+    con.close()
+    if postgres_url is not None:
+        urls["postgresql"] = postgres_url
+        eng = sqlalchemy.create_engine(postgres_url.replace("://", "+psycopg://", 1))
+        df.to_sql("records", eng, index=False, if_exists="replace")
+        eng.dispose()
+    return urls
+
+
+def _read_table(url: str, name: str) -> pd.DataFrame:
+    import sqlalchemy
+
+    eng = sqlalchemy.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+    with eng.connect() as c:
+        out = pd.read_sql(f'SELECT * FROM {name} ORDER BY "__privwatch_row"', c)
+    eng.dispose()
+    return out
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "duckdb", "postgresql"])
+def test_database_table_in_the_database_releases_like_the_in_memory_audit(
+    lake: tuple[pd.DataFrame, Path, pd.DataFrame],
+    tmp_path: Path,
+    kind: str,
+    request: pytest.FixtureRequest,
+) -> None:
+    pytest.importorskip("sqlalchemy")
+    df, _, reference = lake
+    pg = request.getfixturevalue("postgres_url") if kind == "postgresql" else None
+    url = _database_sources(df, tmp_path, pg)[kind]
+    args = [url, "--table", "records", "--out", str(tmp_path / "out")]
+    if kind == "duckdb":  # read-only file: the engine writes Parquet
+        doc = _audit(*args, "--write-table", str(tmp_path / "rel.parquet"))
+        labelled = pd.read_parquet(tmp_path / "rel.parquet")
+    else:
+        doc = _audit(*args, "--write-table", "records_released_cli")
+        labelled = _read_table(url, "records_released_cli")
+        assert doc["written"] == "table records_released_cli"
+    assert doc["engine"] == ("duckdb" if kind == "duckdb" else "sql")
+    _same_release(labelled, reference)
+
+
+def test_credentials_are_never_echoed(tmp_path: Path) -> None:
+    pytest.importorskip("sqlalchemy")
+    pytest.importorskip("psycopg")
+    url = "postgresql://auditor:s3cr3t-pw@127.0.0.1:1/db"
+    res = runner.invoke(app, ["audit", url, "--table", "t", "--sensitive", "s", "--observed",
+                              "a", "--out", str(tmp_path / "o")])  # fmt: skip
+    assert res.exit_code == 2
+    assert "s3cr3t" not in res.output and "cannot connect" in res.stderr
+    assert "auditor:***@127.0.0.1:1/db" in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--engine", "duckdb", "--bins", "b=2"], "--bins needs the records in memory"),
+        (["--engine", "oracle"], "`engine` must be one of"),
+        (["--engine", "duckdb", "--missing", "category"], "`missing` must be 'error' or 'drop'"),
+    ],
+)
+def test_engine_route_errors(
+    lake: tuple[pd.DataFrame, Path, pd.DataFrame],
+    tmp_path: Path,
+    args: list[str],
+    message: str,
+) -> None:
+    _, d, _ = lake
+    res = runner.invoke(app, ["audit", str(d / "part-*.parquet"), "--sensitive", "s",
+                              "--observed", "a,b", "--out", str(tmp_path), *args])  # fmt: skip
+    assert res.exit_code == 2, res.output
+    assert message in res.stderr
+    res = runner.invoke(app, ["audit", str(d / "nothing-*.parquet"), "--sensitive", "s",
+                              "--observed", "a", "--out", str(tmp_path)])  # fmt: skip
+    assert res.exit_code == 2 and "not found" in res.stderr
+
+
+def test_engine_route_missing_values(tmp_path: Path) -> None:
+    df = _records(600).astype({"b": float})
+    df.loc[::50, "b"] = np.nan
+    df.to_parquet(tmp_path / "m.parquet")
+    base = ["audit", str(tmp_path / "m.parquet"), "--engine", "duckdb", "--sensitive", "s",
+            "--observed", "a,b", "--epsilon", "1"]  # fmt: skip
+    res = runner.invoke(app, [*base, "--out", str(tmp_path / "o1")])
+    assert res.exit_code == 2 and "{'b': 12}" in res.stderr
+    res = runner.invoke(app, [*base, "--out", str(tmp_path / "o2"), "--missing", "drop", "--json"])
+    assert res.exit_code in (0, 3), res.output
+    assert json.loads(res.stdout)["n_records"] == 600 - 12
+    labelled = pd.read_parquet(tmp_path / "o2" / "release.parquet")
+    assert labelled["release_b"].isna().sum() == 12 and len(labelled) == 600
