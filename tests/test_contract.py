@@ -157,7 +157,13 @@ def _cases() -> dict[str, Case]:
         TabularPreprocessor,
     )
 
-    neural = {"hidden": (8,), "epochs": 3, "n_ensemble": 1, "batch_size": 64, "rng": 0}
+    neural: dict[str, Any] = {
+        "hidden": (8,),
+        "epochs": 3,
+        "n_ensemble": 1,
+        "batch_size": 64,
+        "rng": 0,
+    }
     return {
         "Watchdog": Case(
             lambda: Watchdog(epsilon=0.3, randomization="uniform", rng=0),

@@ -12,6 +12,7 @@ import pytest
 from privwatch import Joint, NotFittedError, PrivacyWarning, ValidationError, Watchdog
 from privwatch import measures as m
 from privwatch import watchdog as wd
+from privwatch.watchdog._plugin import PluginStrategy
 
 TRUE_P = np.array([[0.20, 0.05, 0.10, 0.08, 0.02, 0.05], [0.05, 0.15, 0.10, 0.07, 0.08, 0.05]])
 
@@ -32,7 +33,8 @@ def test_flags_converge_to_true_partition(n: int) -> None:
     # flagging nothing or everything agrees on 3 of 6 symbols; the estimate must do better
     assert agree == 1.0 if n >= 200_000 else agree >= 5 / 6
     assert est.lift_.shape == (6, 2)
-    assert list(est.lift_.columns) == [0, 1]
+    columns: list[object] = list(est.lift_.columns)
+    assert columns == [0, 1]
     # plug-in log-lift error within 4 standard errors of the rarest cell (sd ~ 1/sqrt(n p_min))
     error = np.abs(est.lift_.to_numpy() - m.log_lift(TRUE_P).T).max()
     assert error < 4 / np.sqrt(n * TRUE_P.min()), error
@@ -91,6 +93,7 @@ def test_scores_match_fitted_log_lift() -> None:
     assert risk.shape == (len(df),) and risk.dtype == np.float64
     assert np.array_equal(risk, scores.risk)
     ll = m.log_lift(est.joint_.p)
+    assert isinstance(est.strategy_, PluginStrategy)
     sym = est.strategy_.encoder.transform(df)
     assert np.allclose(scores.log_lift, ll.T[sym])
     assert np.allclose(scores.risk, np.abs(ll.T[sym]).max(axis=1))

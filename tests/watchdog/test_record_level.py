@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -14,7 +15,7 @@ from privwatch.estimators import ClassifierLift, DVLift, PluginLift, PosteriorLi
 from privwatch.watchdog import record_tradeoff
 from privwatch.watchdog._records import RecordStrategy
 
-FAST = {"epochs": 40, "n_ensemble": 1, "patience": 10}
+FAST: dict[str, Any] = {"epochs": 40, "n_ensemble": 1, "patience": 10}
 
 
 OBSERVED = ["u", "v", "c"]
