@@ -249,3 +249,18 @@ def test_bayes_attacker_needs_the_anchors_generator_and_the_mi_loss() -> None:
         Obfuscator(60.0, attacker="bayes", generator="anchors", loss="cross_entropy").fit(
             train, users
         )
+
+
+def test_no_generator_within_the_budget_keeps_g0_with_its_measured_accuracy(
+    tmp_path: Path,
+) -> None:
+    train, users = _two_users(40, 0)
+    # G0 spreads releases over kilometres (epsilon 1e-3 per metre): never within 60 m
+    ob = Obfuscator(
+        60.0, init_epsilon=1e-3, max_iter=1, hits=2, classifier_epochs=1, generator_epochs=1, rng=0
+    ).fit(train, users)
+    assert ob.history_[0]["val_distortion"] > 60.0 and ob.best_epoch_ == -1
+    assert ob.val_accuracy_ == ob.history_[0]["val_accuracy"]  # finite: G0's own check
+    assert ob.privacy.value == ob.val_accuracy_ and not ob.privacy.guaranteed
+    ob.save(tmp_path / "g0.json")  # a finite accuracy: the file is valid JSON
+    assert Obfuscator.load(tmp_path / "g0.json").val_accuracy_ == ob.val_accuracy_

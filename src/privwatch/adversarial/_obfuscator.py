@@ -132,7 +132,8 @@ class Obfuscator(BaseEstimator, Mechanism):  # type: ignore[misc]
         The epoch whose classifier (``attacker="bayes"``: whose check) measured the kept
         generator (-1: none was within the budget; G0 is kept).
     val_accuracy_ : float
-        That classifier's (the Bayes attacker's) held-out accuracy.
+        That classifier's (the Bayes attacker's) held-out accuracy (for G0 kept: the first
+        epoch's).
     """
 
     def __init__(
@@ -282,7 +283,9 @@ class Obfuscator(BaseEstimator, Mechanism):  # type: ignore[misc]
         self.cuda_graph_ = getattr(getattr(game, "rounds", None), "graph", None) is not None
         gen.eval()
         self.best_epoch_ = stopping.best_epoch
-        self.val_accuracy_ = stopping.best
+        # none within the budget: G0 is kept, and its check is the first epoch's
+        first = self.history_[0]["val_accuracy"]
+        self.val_accuracy_ = stopping.best if stopping.best_epoch >= 0 else first
         self.n_iter_ = len(self.history_)
         return self
 
