@@ -67,7 +67,11 @@ def _agree(name: str, fresh: dict, tmp_path: Path) -> None:
 
 def test_sadeghi_quick_run_agrees_with_record(tmp_path: Path) -> None:
     rep = gallery.reproduce("sadeghi2020_watchdog_mc", tmp_path / "out", quick=True)
-    assert {p.name for p in rep.files} == {"results.json", "fig1_loglift_cdf.png", "fig2_nmil_cdf.png"}
+    assert {p.name for p in rep.files} == {
+        "results.json",
+        "fig1_loglift_cdf.png",
+        "fig2_nmil_cdf.png",
+    }
     assert {p.name for p in tmp_path.iterdir()} == {"out"}
     _agree("sadeghi2020_watchdog_mc", rep.results["results"], tmp_path)
 
@@ -78,7 +82,15 @@ def test_hsu_plugin_run_agrees_with_record(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["hsu2019_compas", "romanelli2020_baselines"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "hsu2019_compas",
+        "romanelli2020_baselines",
+        "tripathy2019_symmetric_pair",
+        "tripathy2019_digits",
+    ],
+)
 def test_slow_quick_runs_agree_with_record(name: str, tmp_path: Path) -> None:
     rep = gallery.reproduce(name, tmp_path, quick=True)
     _agree(name, rep.results["results"], tmp_path)
@@ -111,7 +123,17 @@ def test_reproduce_after_plain_install_writes_only_out(tmp_path: Path) -> None:
     deps = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     (site / "_privwatch_test_deps.pth").write_text("\n".join(sorted(deps)) + "\n")
     subprocess.run(
-        [py, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index", str(src)],
+        [
+            py,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            str(src),
+        ],
         check=True,
     )
     installed = site / "privwatch"
@@ -126,7 +148,14 @@ def test_reproduce_after_plain_install_writes_only_out(tmp_path: Path) -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
     env.pop("PYTHONPATH", None)
     res = subprocess.run(
-        [venv / "bin" / "privwatch", "reproduce", "sadeghi2020_watchdog_mc", "--out", out, "--quick"],
+        [
+            venv / "bin" / "privwatch",
+            "reproduce",
+            "sadeghi2020_watchdog_mc",
+            "--out",
+            out,
+            "--quick",
+        ],
         cwd=work,
         env=env,
         capture_output=True,

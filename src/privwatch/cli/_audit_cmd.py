@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -76,35 +74,34 @@ def apply_command(
         )
 
 
-def experiments_root() -> Path:
-    """The ``experiments/`` folder of a source checkout (PRIVWATCH_EXPERIMENTS overrides)."""
-    env = os.environ.get("PRIVWATCH_EXPERIMENTS")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[3] / "experiments"
-
-
 def reproduce_command(
-    name: Annotated[str | None, typer.Argument(help="Experiment folder name.")] = None,
+    name: Annotated[str | None, typer.Argument(help="Experiment name (see --list).")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Output folder; nothing else is written.")
+    ] = None,
+    quick: Annotated[bool, typer.Option("--quick", help="The experiment's short run.")] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace an earlier results.json in --out.")
+    ] = False,
     list_: Annotated[bool, typer.Option("--list", help="List the experiments.")] = False,
 ) -> None:
-    """Run a reproduction in experiments/NAME and say where its results went."""
-    root = experiments_root()
-    if not root.is_dir():
-        fail(
-            f"no experiments folder at {root}: run from a source checkout of privwatch or set "
-            "PRIVWATCH_EXPERIMENTS."
-        )
-    available = sorted(p.name for p in root.iterdir() if (p / "run.py").is_file())
+    """Reproduce a figure or table of the papers into --out (privwatch.gallery)."""
+    from .. import gallery
+
     if list_ or name is None:
-        for n in available:
-            doc = (root / n / "run.py").read_text().split('"""')[1].strip().splitlines()[0]
-            console.print(f"[bold]{n}[/]  {doc}", highlight=False, soft_wrap=True)
+        for n in gallery.available():
+            console.print(f"[bold]{n}[/]  {gallery.describe(n)}", highlight=False, soft_wrap=True)
         return
-    if name not in available:
-        fail(f"NAME must be one of {available}; got {name!r}.")
-    code = subprocess.call([sys.executable, str(root / name / "run.py")])
-    if code != 0:
-        fail(f"experiment {name} failed with exit code {code}.")
-    outputs = sorted(p.name for p in (root / name).iterdir() if p.suffix in (".json", ".png"))
-    console.print(f"results in {root / name}: {', '.join(outputs)}", soft_wrap=True)
+    if name not in gallery.available():
+        fail(f"NAME must be one of {gallery.available()}; got {name!r}.")
+    if out is None:
+        fail("--out DIR is required: the folder the results and figures are written to.")
+        return
+    try:
+        rep = gallery.reproduce(name, out, quick=quick, overwrite=overwrite)
+    except (ValueError, FileExistsError) as exc:
+        fail(str(exc))
+        return
+    for row in rep.results["side_by_side"]:
+        console.print(f"{row['item']}: paper {row['paper']}, ours {row['ours']}", soft_wrap=True)
+    console.print(f"results in {rep.out}: {', '.join(p.name for p in rep.files)}", soft_wrap=True)

@@ -47,7 +47,21 @@ __all__ = [
 #: experiment name -> module of this package that runs it
 EXPERIMENTS: dict[str, str] = {
     "sadeghi2020_watchdog_mc": "sadeghi2020_watchdog_mc",
+    # "sadeghi2020_settings": "sadeghi2020_settings",
     "hsu2019_compas_plugin": "hsu2019_compas_plugin",
+    "hsu2019_funnel": "hsu2019_funnel",
+    "hsu2019_compas": "hsu2019_compas",
+    # "romanelli2020_baselines": "romanelli2020_baselines",
+    "romanelli2020_obfuscation_synthetic": "romanelli2020_obfuscation",
+    "romanelli2020_obfuscation_gowalla": "romanelli2020_obfuscation",
+    "romanelli2020_cross_entropy": "romanelli2020_obfuscation",
+    # "romanelli2020_table2": "romanelli2020_obfuscation",
+    # "tripathy2019_symmetric_pair": "tripathy2019_symmetric_pair",
+    "tripathy2019_gaussian_scalar": "tripathy2019_gaussian",
+    "tripathy2019_gaussian_vector": "tripathy2019_gaussian",
+    "tripathy2019_gaussian_rate_distortion": "tripathy2019_gaussian",
+    # "tripathy2019_gaussian_paper": "tripathy2019_gaussian",
+    # "tripathy2019_digits": "tripathy2019_digits",
     "errata": "errata",
 }
 
@@ -99,7 +113,10 @@ def side_by_side(cfg: dict[str, Any], results: dict[str, Any]) -> list[dict[str,
     """The config's ``paper`` rows with our value filled in from ``results``."""
     rows = []
     for row in cfg.get("paper", []):
-        ours = lookup(results, row["ours"]) if row.get("ours") else None
+        try:
+            ours = lookup(results, row["ours"]) if row.get("ours") else None
+        except KeyError:  # a quick run may leave a row out
+            ours = None
         rows.append({**row, "ours_path": row.get("ours"), "ours": ours})
     return rows
 

@@ -21,10 +21,10 @@ from .. import watchdog as wd
 from ..datasets import load_compas
 from ..measures import lift_epsilon, log_lift, mutual_information
 
-__all__ = ["run"]
+__all__ = ["compas_counts", "run"]
 
 
-def _counts(frame: Any, observed: list[str], symbols: dict[str, int]) -> np.ndarray:
+def compas_counts(frame: Any, observed: list[str], symbols: dict[str, int]) -> np.ndarray:
     """Count table ``n[s, x]`` over ``symbols`` (tuple -> column; new tuples are appended)."""
     keys = frame[observed].astype(str).agg("|".join, axis=1).to_numpy()
     for k in keys:
@@ -64,9 +64,9 @@ def _side(p: np.ndarray, keep: np.ndarray, eps: float) -> dict[str, float]:
 def _curve(train: Any, test: Any, settings: dict[str, Any]) -> tuple[list[dict[str, float]], Any]:
     obs = settings["observed"]
     symbols: dict[str, int] = {}
-    n_train = _counts(train, obs, symbols)
+    n_train = compas_counts(train, obs, symbols)
     n_seen = n_train.shape[1]
-    n_test = _counts(test, obs, symbols)
+    n_test = compas_counts(test, obs, symbols)
     n_train = np.pad(n_train, ((0, 0), (0, n_test.shape[1] - n_seen)))
     p_tr, p_te = n_train / n_train.sum(), n_test / n_test.sum()
     rows = []
