@@ -108,6 +108,7 @@ def test_factored_mechanism_shares_attributes_and_fills_unseen_cells() -> None:
     assert dist <= 0.1 + 0.02  # the optimum needs the paper's long schedule: the experiment)
 
 
+@pytest.mark.slow  # > 10 s on the shared 2-core machine
 def test_gaussian_ppan_meets_the_budget_and_approaches_prop_1() -> None:
     x, y = gaussian_pair(3000, rho=0.85, rng=0)
     xt, yt = gaussian_pair(3000, rho=0.85, rng=1)

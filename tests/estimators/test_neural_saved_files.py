@@ -63,6 +63,7 @@ def test_roundtrip_is_exact(saved: Any, tmp_path: Path) -> None:
     assert not (tmp_path / "m.json.safetensors").exists()  # one checksummed file
 
 
+@pytest.mark.slow  # > 10 s on the shared 2-core machine
 def test_mutation_fuzz_over_a_real_saved_file(saved: Any, tmp_path: Path) -> None:
     cls, est, X, data = saved
     path = tmp_path / "m.json"
