@@ -56,7 +56,7 @@ def ppan_curve(n_points: int, epochs: int, device: str, graph: bool) -> tuple[fl
             1 - np.eye(10),
             n_observed=10,
             n_sensitive=10,
-            delta=float(d),
+            budget=float(d),
             epochs=epochs,
             rng=k,
             device=device,

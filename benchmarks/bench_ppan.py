@@ -51,7 +51,7 @@ def discrete() -> dict[str, object]:
                 1 - np.eye(m),
                 n_observed=data.pmf.shape[1],
                 n_sensitive=m,
-                delta=float(delta),
+                budget=float(delta),
                 rng=0,
                 **{**cfg["ppan"], **cfg["observations"][obs]},
             )
@@ -107,7 +107,7 @@ def gaussian() -> dict[str, object]:
                         1, 1, hidden=case["hidden"], activation=case.get("activation", "relu")
                     ),
                     squared_error,
-                    delta=float(delta),
+                    budget=float(delta),
                     rng=k,
                     **cfg["ppan"],
                 )

@@ -37,7 +37,7 @@ def _assert_unchanged(before: tuple[Any, ...]) -> None:
 
 def _finite_ppan(delta: float, rng: int) -> PPAN:
     return PPAN.finite(
-        1 - np.eye(3), n_observed=3, n_sensitive=3, delta=delta, epochs=4, lr=0.05, rng=rng
+        1 - np.eye(3), n_observed=3, n_sensitive=3, budget=delta, epochs=4, lr=0.05, rng=rng
     )
 
 
@@ -61,7 +61,7 @@ def _fit_continuous_ppan(seed: int) -> np.ndarray:
         torch.manual_seed(1)
         mech, adv = SeedNoiseMechanism(1, 1, hidden=(4,)), GaussianAdversary(1, 1, hidden=(4,))
     before = _global_states()
-    ppan = PPAN(mech, adv, squared_error, delta=0.3, epochs=2, batch_size=50, rng=seed)
+    ppan = PPAN(mech, adv, squared_error, budget=0.3, epochs=2, batch_size=50, rng=seed)
     out = ppan.fit(observed, s).release(observed[:10], rng=0)
     _assert_unchanged(before)
     return out

@@ -61,7 +61,7 @@ def main() -> None:
                     hamming,
                     n_observed=data.pmf.shape[1],
                     n_sensitive=m,
-                    delta=float(delta),
+                    budget=float(delta),
                     rng=int(rng.integers(2**31)),
                     **{**cfg["ppan"], **cfg["observations"][obs]},
                 )

@@ -32,7 +32,7 @@ def _finite(delta: float, rng: int, epochs: int = 10, **params: Any) -> PPAN:
         1 - np.eye(3),
         n_observed=3,
         n_sensitive=3,
-        delta=delta,
+        budget=delta,
         epochs=epochs,
         lr=0.05,
         adversary_lr=0.1,
@@ -132,7 +132,13 @@ def test_gpu_curve_is_within_the_cpu_seed_spread() -> None:
         ]
         models = [
             PPAN.finite(
-                1 - np.eye(m), n_observed=m, n_sensitive=m, delta=dl, rng=seed, device=device, **cfg
+                1 - np.eye(m),
+                n_observed=m,
+                n_sensitive=m,
+                budget=dl,
+                rng=seed,
+                device=device,
+                **cfg,
             )
             for dl in deltas
         ]
@@ -155,7 +161,7 @@ def test_cuda_fits_return_numpy_and_save_loads_on_the_cpu(tmp_path: Path) -> Non
     g = np.random.default_rng(0)
     x = g.standard_normal((200, 1))
     mech, adv = SeedNoiseMechanism(1, 1, hidden=(4,)), GaussianAdversary(1, 1, hidden=(4,))
-    p = PPAN(mech, adv, squared_error, delta=0.3, epochs=3, batch_size=50, rng=0, device="cuda")
+    p = PPAN(mech, adv, squared_error, budget=0.3, epochs=3, batch_size=50, rng=0, device="cuda")
     z = p.fit(x, x, x).release(x, rng=0)
     assert isinstance(z, np.ndarray) and z.shape == (200, 1) and len(p.history_) == 3
     pts, users = _points()

@@ -21,7 +21,7 @@ def _models(
             1 - np.eye(3),
             n_observed=n_observed,
             n_sensitive=3,
-            delta=d,
+            budget=d,
             epochs=epochs,
             lr=0.05,
             adversary_lr=0.1,
@@ -107,7 +107,7 @@ def test_continuous_ppans_are_fitted_one_by_one() -> None:
 
     def ppan(delta: float) -> PPAN:
         mech, adv = SeedNoiseMechanism(1, 1, hidden=(4,)), GaussianAdversary(1, 1, hidden=(4,))
-        return PPAN(mech, adv, squared_error, delta=delta, epochs=2, batch_size=100, rng=0)
+        return PPAN(mech, adv, squared_error, budget=delta, epochs=2, batch_size=100, rng=0)
 
     fitted = fit_many([ppan(0.2), ppan(0.5)], (y, x, y))
     assert all(len(m.history_) == 2 for m in fitted)

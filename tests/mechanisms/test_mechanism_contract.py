@@ -95,7 +95,7 @@ def test_learned_mechanisms_speak_the_same_verbs() -> None:
     from privwatch.datasets import symmetric_pair
 
     data = symmetric_pair(300, m=3, p=0.3, observation="useful", rng=0)
-    ppan = PPAN.finite(1 - np.eye(3), n_observed=3, n_sensitive=3, delta=0.3, epochs=3, rng=0)
+    ppan = PPAN.finite(1 - np.eye(3), n_observed=3, n_sensitive=3, budget=0.3, epochs=3, rng=0)
     ppan.fit(data.observed, data.sensitive, data.useful)
     assert isinstance(ppan, Mechanism)
     k = ppan.channel()

@@ -40,13 +40,13 @@ def fit_many(
     progress: bool = False,
     stack: bool = True,
 ) -> list[Any]:
-    """Fit every model (e.g. one :class:`PPAN` per distortion budget delta) and return them
+    """Fit every model (e.g. one :class:`PPAN` per distortion budget) and return them
     fitted, in order; with ``n_jobs > 1`` the fits run in that many worker processes (joblib),
     each with one torch thread, so a 20-point curve uses every core.
 
     ``data`` is one ``(observed, sensitive)`` or ``(observed, sensitive, useful)`` tuple shared
     by all models (see :meth:`PPAN.fit`), or a list of one such tuple per model (a fresh draw
-    per delta, as in Tripathy, Wang, Ishwar §III). Each model keeps its own ``rng`` and
+    per budget, as in Tripathy, Wang, Ishwar §III). Each model keeps its own ``rng`` and
     initial weights, so the result is the same for every ``n_jobs``.
 
     With ``stack=True`` (default), finite-alphabet PPANs of one shape and one set of settings

@@ -40,17 +40,17 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
               \log Q_\phi(s_i | r) + \text{penalty}
 
     over samples (observed o_i, sensitive s_i, useful u_i), with penalty ``"expected"``:
-    :math:`\lambda \max(0, \mathbb{E}[d(U, R)] - \delta)^2` over the batch (the budget form of
-    eq. 3), ``"per_sample"``: :math:`\lambda\,\mathbb{E}\max(0, d(u_i, r) - \delta)^2` (eq. 6
+    :math:`\lambda \max(0, \mathbb{E}[d(U, R)] - B)^2` over the batch (the budget form of
+    eq. 3), ``"per_sample"``: :math:`\lambda\,\mathbb{E}\max(0, d(u_i, r) - B)^2` (eq. 6
     and 8), or ``"lagrangian"``: :math:`\lambda\,\mathbb{E}[d]` (eq. 3 and 9). Finite-alphabet
     mechanisms (``mechanism.exact``) use the exact expectation over the release of eq. (6).
     Each mini-batch takes ``adversary_steps`` ascent steps of the adversary (and of the optional
     realism discriminator, eq. 9, weight ``gamma``), then one descent step of the mechanism.
 
     Notation (Tripathy, Wang, Ishwar): observed = W, sensitive = X, useful = Y, release = Z,
-    the adversary's posterior Q(x | z). Finite alphabets are integer codes; a joint pmf of the
-    three is ``p[s, x, u]`` (sensitive, observed, useful), as in
-    :func:`privwatch.mechanisms.optimal_privacy_mechanism`.
+    the adversary's posterior Q(x | z), the distortion budget B = delta. Finite alphabets are
+    integer codes; a joint pmf of the three is ``p[s, x, u]`` (sensitive, observed, useful), as
+    in :func:`privwatch.mechanisms.optimal_privacy_mechanism`.
 
     Training runs through the one trainer of privwatch (:mod:`privwatch._trainer`) with the
     steps :meth:`adversary_step`, :meth:`discriminator_step` and :meth:`mechanism_step`
@@ -71,7 +71,7 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
     distortion : callable
         ``distortion(useful, release)`` per sample (``hamming(table)``, ``squared_error``,
         ``pixel_cross_entropy``).
-    delta : float
+    budget : float
         Distortion budget (ignored by the Lagrangian penalty).
     lam : float
         Penalty weight lambda.
@@ -95,7 +95,7 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
         adversary: Any,
         distortion: Callable[[Any, Any], Any],
         *,
-        delta: float = 0.0,
+        budget: float = 0.0,
         lam: float = 500.0,
         penalty: str = "expected",
         epochs: int = 100,
@@ -115,7 +115,7 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
         self.mechanism = mechanism
         self.adversary = adversary
         self.distortion = distortion
-        self.delta = delta
+        self.budget = budget
         self.lam = lam
         self.penalty = penalty
         self.epochs = epochs
@@ -212,11 +212,13 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
         release = self.mechanism.release(observed, self._generator)
         return self.log_likelihood(sensitive, release), self.distortion(useful, release)
 
-    def penalty_term(self, distortion: Any, delta: Any = None) -> Any:
+    def penalty_term(self, distortion: Any, budget: Any = None) -> Any:
         """The distortion part of the objective for per-sample ``distortion`` (last axis;
-        leading axes, e.g. the models of a stacked fit, each with its own ``delta``)."""
+        leading axes, e.g. the models of a stacked fit, each with its own ``budget``)."""
         d = torch.as_tensor(
-            self.delta if delta is None else delta, dtype=distortion.dtype, device=distortion.device
+            self.budget if budget is None else budget,
+            dtype=distortion.dtype,
+            device=distortion.device,
         )
         if self.penalty == "expected":
             return self.lam * torch.clamp(distortion.mean(dim=-1) - d, min=0.0) ** 2
@@ -266,7 +268,7 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
 
     # ------------------------------------------------------------------ fit
     def _validate(self) -> None:
-        check_nonnegative(self.delta, "delta")
+        check_nonnegative(self.budget, "budget")
         check_positive(self.lam, "lam")
         check_positive(self.lr, "lr")
         if self.penalty not in PENALTIES:

@@ -1,7 +1,7 @@
 """Finite-alphabet PPANs of one curve trained side by side as one stacked model.
 
 The points of a privacy-utility curve are PPANs of identical shapes and settings that differ in
-delta, data and seed. Stacking their parameters along a leading axis and summing their
+budget, data and seed. Stacking their parameters along a leading axis and summing their
 objectives gives every model exactly its own gradient, and Adam is elementwise, so one optimiser
 step on the stack is one step of every model — the same arithmetic as fitting them one by one,
 with the per-step overhead of torch paid once per curve instead of once per point.
@@ -58,7 +58,7 @@ def _mech_params(mech: Any) -> list[Any]:
 def can_stack(models: Sequence[Any], samples: Sequence[Any]) -> bool:
     """True when ``models`` are unfitted-shape-compatible finite PPANs that one stacked run can
     fit: matrix or factored mechanisms of one shape, the paper's matrix adversary, no
-    discriminator or callbacks, the same settings but delta, and data of one length."""
+    discriminator or callbacks, the same settings but the budget, and data of one length."""
     from ._ppan import PPAN
 
     first = models[0]
@@ -146,7 +146,7 @@ class StackedTrainer(Trainer):
         self.adv_w = torch.nn.Parameter(
             torch.stack([m.adversary.net.weight.detach() for m in models]).to(dev)
         )
-        self.delta = torch.tensor([float(m.delta) for m in models], device=dev)
+        self.budget = torch.tensor([float(m.budget) for m in models], device=dev)
         self.mech_opt = graph_adam(self.mech_params, first.lr, dev)
         self.adv_opt = graph_adam([self.adv_w], first.adversary_lr or first.lr, dev)
         self.factored = isinstance(first.mechanism, FactoredMechanism)
@@ -193,7 +193,7 @@ class StackedTrainer(Trainer):
             privacy = self._log_likelihood(release, se)
             flat = release.reshape(-1, release.shape[2])
             dist = first.distortion(us.reshape(-1), flat).reshape(us.shape)
-            loss = (privacy.mean(dim=1) + first.penalty_term(dist, self.delta)).sum()
+            loss = (privacy.mean(dim=1) + first.penalty_term(dist, self.budget)).sum()
             self.mech_opt.zero_grad(set_to_none=not on_cuda)
             loss.backward()
             self.mech_opt.step()

@@ -65,7 +65,7 @@ def build(data: tuple[np.ndarray, ...], delta: float, case: dict[str, Any], seed
         )
     )
     adv = GaussianAdversary(y.shape[1], x.shape[1], hidden=case["hidden"], activation=act)
-    return PPAN(mech, adv, squared_error, delta=delta, rng=seed, **case["ppan"])
+    return PPAN(mech, adv, squared_error, budget=delta, rng=seed, **case["ppan"])
 
 
 def judge(ppan: PPAN, test: tuple[np.ndarray, ...], h_x: float, seed: int) -> dict[str, float]:
@@ -73,7 +73,7 @@ def judge(ppan: PPAN, test: tuple[np.ndarray, ...], h_x: float, seed: int) -> di
     wt, xt, yt = test
     z = ppan.release(wt, rng=seed + 1)
     return {
-        "delta": float(ppan.delta),
+        "delta": float(ppan.budget),
         "distortion": float(((yt - z) ** 2).sum(axis=1).mean()),
         "gaussian_mi": gaussian_mi(xt, z),
         "adversary_bound": h_x + ppan.evaluate(wt, xt, yt)["log_likelihood"],

@@ -59,7 +59,7 @@ def run(cfg: dict[str, Any], out: Path) -> dict[str, Any]:
                     hamming,
                     n_observed=data.pmf.shape[1],
                     n_sensitive=m,
-                    delta=float(delta),
+                    budget=float(delta),
                     rng=int(rng.integers(2**31)),
                     **{**cfg["ppan"], **cfg["observations"][obs]},
                 )
