@@ -187,7 +187,7 @@ def _cases() -> dict[str, Case]:
         ),
         "PPAN": Case(
             lambda: PPAN.finite(
-                1 - np.eye(3), n_observed=3, n_sensitive=3, delta=0.3, epochs=3, rng=0
+                1 - np.eye(3), n_observed=3, n_sensitive=3, budget=0.3, epochs=3, rng=0
             ),
             _ppan_data,
             lambda est, args: est.channel(),
