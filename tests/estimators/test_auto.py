@@ -18,6 +18,7 @@ from privwatch.estimators import (
     AutoLift,
     ClassifierLift,
     DVLift,
+    MixtureLift,
     PluginLift,
     PosteriorLift,
     make_lift_estimator,
@@ -117,10 +118,13 @@ def test_one_standard_error_rule() -> None:
     base = rng.exponential(0.6, 2000)
     simple = base + 0.001 + rng.normal(0, 0.05, 2000)  # slightly worse, within noise
     table = [{"family": "quadratic_logistic"}, {"family": "mlp"}]
-    assert AutoLift._choose(table, [simple, base]) == 0
+    assert AutoLift._choose(table, [simple, base], "one_standard_error") == 0
+    assert "within one standard error" in table[0]["reason"]
+    assert AutoLift._choose(table, [simple, base]) == 1  # default: the lowest
+    assert "chosen: the lowest" in table[1]["reason"]
     much_worse = base + 0.05 + rng.normal(0, 0.05, 2000)
     table = [{"family": "quadratic_logistic"}, {"family": "mlp"}]
-    assert AutoLift._choose(table, [much_worse, base]) == 1
+    assert AutoLift._choose(table, [much_worse, base], "one_standard_error") == 1
 
 
 @pytest.mark.slow
@@ -147,7 +151,8 @@ def test_posterior_log_loss_of_the_truth_is_lower() -> None:
     [
         ({"candidates": ("svm",)}, "`candidates` must be a non-empty tuple"),
         ({"candidates": ()}, "`candidates` must be a non-empty tuple"),
-        ({"validation_fraction": 1.5}, "`validation_fraction`"),
+        ({"selection_cv": 1}, "`selection_cv` must be at least 2"),
+        ({"selection_rule": "best"}, "`selection_rule` must be one of"),
         ({"selection_size": 0}, "`selection_size`"),
     ],
 )
@@ -201,4 +206,61 @@ def test_sklearn_clone_round_trip_and_global_rng_untouched(est: object) -> None:
     assert np.array_equal(a, b)
     assert torch.equal(torch.get_rng_state(), torch_state)
     after = np.random.get_state()  # noqa: NPY002 (the global state is what is checked)
-    assert after[0] == np_state[0] and np.array_equal(after[1], np_state[1])
+    assert after[0] == np_state[0] and np.array_equal(after[1], np_state[1])  # type: ignore[index]
+
+
+def cluster_pair(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """S uniform on {0, 1}; X | S=0 ~ N(0, I_2), X | S=1 an equal mixture of N(+-2 e_1, I_2):
+    the log-odds are not quadratic in x, a two-component mixture per value is exact."""
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, 2, n)
+    sign = rng.choice([-2.0, 2.0], size=n)
+    x = rng.standard_normal((n, 2)) + np.where(s == 1, sign, 0.0)[:, None] * np.array([1.0, 0.0])
+    p0 = -0.5 * (x**2).sum(1)
+    p1 = logsumexp([-0.5 * ((x - [m, 0.0]) ** 2).sum(1) for m in (-2.0, 2.0)], axis=0)
+    p1 = p1 - np.log(2)
+    logp = np.stack([p0, p1], axis=1)
+    return x, s, logp - logsumexp(logp + np.log(0.5), axis=1)[:, None]
+
+
+def test_gaussian_mixture_family_where_it_is_well_specified(tmp_path: Path) -> None:
+    x, s, _ = cluster_pair(3000, 0)
+    x_te, _, truth = cluster_pair(2000, 1)
+    est = MixtureLift(components=(1, 2), covariances=("spherical", "full"), rng=0).fit(x, s)
+    quad = PosteriorLift(rng=0).fit(x, s)
+    # truth up to 4 nats in size: the mixture 0.17, the quadratic logistic 0.63 (seed 0)
+    assert rmse(est.log_lift(x_te), truth) < 0.25 < 0.5 < rmse(quad.log_lift(x_te), truth)
+    assert f"{est.covariance_}/{est.n_components_}" in est.cv_log_loss_
+    assert est.n_components_ == 2  # one component cannot fit S=1's two clusters
+    assert np.allclose(np.exp(est.log_lift(x_te)) @ est.prior_, 1.0)
+    assert est.frozen_estimator().get_params()["n_components"] == est.n_components_
+    est.save(tmp_path / "m.json")
+    back = MixtureLift.load(tmp_path / "m.json")
+    assert np.allclose(back.log_lift(x_te), est.log_lift(x_te))
+    with pytest.raises(ValidationError, match="must hold a saved MixtureLift"):
+        PosteriorLift(C=1.0, rng=0).fit(x, s).save(tmp_path / "q.json")
+        MixtureLift.load(tmp_path / "q.json")
+
+
+def test_auto_picks_the_mixture_where_it_wins() -> None:
+    x, s, _ = cluster_pair(3000, 2)
+    est = AutoLift(candidates=("quadratic_logistic", "gaussian_mixture"), rng=0)
+    est.fit(x[:1500], s[:1500])
+    assert est.best_name_ == "gaussian_mixture", est.reason_
+    assert isinstance(est.best_, MixtureLift)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "pattern"),
+    [
+        ({"covariances": ("tied",)}, "`covariances` must be a non-empty tuple"),
+        ({"components": ()}, "`components` must be a non-empty tuple"),
+        ({"components": (0,)}, "`components`"),
+        ({"cv": 1}, "`cv` must be at least 2"),
+        ({"reg_covar": 0.0}, "`reg_covar` must be a positive finite number"),
+    ],
+)
+def test_mixture_bad_parameters(kwargs: dict[str, object], pattern: str) -> None:
+    x, s, _ = cluster_pair(200, 0)
+    with pytest.raises(ValidationError, match=pattern):
+        MixtureLift(**kwargs).fit(x, s)  # type: ignore[arg-type]

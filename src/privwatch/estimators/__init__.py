@@ -1,5 +1,6 @@
 """Log-lift estimated from samples: plug-in counts, classifier posterior ratio, and the
-Donsker-Varadhan / NWJ neural estimators, regularised scikit-learn posteriors, and ``AutoLift``
+Donsker-Varadhan / NWJ neural estimators, regularised scikit-learn posteriors, class-conditional
+Gaussian mixtures, and ``AutoLift``
 (the family chosen by held-out log-loss). All share ``fit(X, s)`` / ``log_lift(X)`` /
 ``score_samples(X)`` and save / load without pickle."""
 
@@ -9,6 +10,7 @@ from ._bayes_grid import bayes_error_grid, grid_centres
 from ._classifier import ClassifierLift
 from ._crossfit import LiftScores
 from ._dv import DVLift
+from ._mixture import MixtureLift
 from ._plugin import PluginLift
 from ._plugin_intervals import (
     MutualInformationEstimate,
@@ -25,6 +27,7 @@ __all__ = [
     "DVLift",
     "LiftEstimator",
     "LiftScores",
+    "MixtureLift",
     "MutualInformationEstimate",
     "PluginLift",
     "PosteriorLift",

@@ -12,25 +12,29 @@ from numpy.typing import ArrayLike
 
 from .._base import check_is_fitted
 from .._rng import RNGLike, check_rng
-from .._validation import check_open_fraction, check_positive_int
+from .._validation import check_positive_int
 from ..exceptions import ValidationError
 from ._base import FloatArray, LiftEstimator
 from ._classifier import ClassifierLift
 from ._dv import DVLift
+from ._mixture import MixtureLift
 from ._posterior import PosteriorLift
 from ._preprocess import as_frame
 from ._progress import progress_bar
 
 __all__ = ["CANDIDATES", "AutoLift", "make_lift_estimator", "posterior_log_loss"]
 
-#: Families AutoLift can choose from; the default set is all but ``"nwj"``.
-CANDIDATES = ("quadratic_logistic", "gradient_boosting", "mlp", "dv", "nwj")
-DEFAULT_CANDIDATES = ("quadratic_logistic", "gradient_boosting", "mlp", "dv")
+#: Families AutoLift can choose from (simplest first); the default set is all but ``"nwj"``.
+CANDIDATES = ("quadratic_logistic", "gaussian_mixture", "gradient_boosting", "mlp", "dv", "nwj")
+SELECTION_RULES = ("lowest", "one_standard_error")
+DEFAULT_CANDIDATES = ("quadratic_logistic", "gaussian_mixture", "gradient_boosting", "mlp", "dv")
 
 
 def _candidate(name: str, seed: int, device: str) -> LiftEstimator:
     if name in ("quadratic_logistic", "gradient_boosting"):
         return PosteriorLift(family=name, rng=seed)
+    if name == "gaussian_mixture":
+        return MixtureLift(rng=seed)
     neural: dict[str, Any] = {
         "n_ensemble": 1,
         "batch_size": 512,
@@ -66,19 +70,26 @@ class AutoLift(LiftEstimator):
     r"""Log-lift from the model family with the lowest held-out log-loss.
 
     The candidates (``"quadratic_logistic"`` and ``"gradient_boosting"``, see
-    :class:`PosteriorLift`; ``"mlp"``, a temperature-calibrated :class:`ClassifierLift`;
-    ``"dv"`` / ``"nwj"``, :class:`DVLift`) are fitted on a stratified subsample of at most
-    ``selection_size`` records minus a ``validation_fraction`` split, and scored by the
-    log-loss of the posterior each implies, :math:`\hat P(s|x) = \hat P(s) e^{\hat i(s,x)}`
-    (a proper score: its expectation is the KL divergence to the true posterior up to a
-    constant, so the lowest log-loss is the closest log-lift in that sense). The first family
-    in ``candidates`` order (simplest first) whose log-loss is within one standard error of the
-    paired per-record difference from the lowest is chosen (the one-standard-error rule: a
-    difference the validation noise can explain does not buy a more variable model). The winner
-    is refit
-    on all records with its selected regularisation (neural winners on at most
-    ``max_neural_rows`` records). ``selection_`` holds the table: family, held-out log-loss,
-    calibration error, fit seconds, selected parameters, and which won; ``reason_`` says why.
+    :class:`PosteriorLift`; ``"gaussian_mixture"``, :class:`MixtureLift`; ``"mlp"``, a
+    temperature-calibrated :class:`ClassifierLift`; ``"dv"`` / ``"nwj"``, :class:`DVLift`) are
+    scored on a stratified subsample of at most ``selection_size`` records by ``selection_cv``-fold
+    cross-validation: every record of the sample is scored once by a model that did not see it,
+    with the log-loss of the posterior the candidate implies,
+    :math:`\hat P(s|x) = \hat P(s) e^{\hat i(s,x)}` (a proper score: its expectation is the KL
+    divergence to the true posterior up to a constant, so the lowest log-loss is the closest
+    log-lift in that sense). The family with the lowest cross-validated log-loss is chosen
+    (``selection_rule="lowest"``: the cross-validation selector, or *discrete super learner*,
+    which does asymptotically as well as the oracle choice among the candidates; van der Laan,
+    Polley & Hubbard 2007, *Super learner*, SAGMB 6; van der Laan & Dudoit 2003), or with
+    ``selection_rule="one_standard_error"`` the first family in ``candidates`` order (simplest
+    first) whose log-loss is within one standard error of the paired per-record difference
+    from the lowest (a difference the validation noise can explain does not
+    buy a more variable model). The winner is then fitted on the whole sample (its own
+    regularisation search) and, on larger data, refit on all records with the regularisation it
+    selected (neural winners on at most ``max_neural_rows`` records). ``selection_`` holds the
+    table: family, cross-validated log-loss, calibration error (top-label ECE, 10 bins, mean over
+    the folds), fit seconds, parameters selected in the last fold, and which won; ``reason_``
+    says why.
 
     Examples
     --------
@@ -95,7 +106,8 @@ class AutoLift(LiftEstimator):
         *,
         candidates: tuple[str, ...] = DEFAULT_CANDIDATES,
         selection_size: int = 20_000,
-        validation_fraction: float = 0.25,
+        selection_cv: int = 3,
+        selection_rule: str = "lowest",
         max_neural_rows: int = 200_000,
         progress: bool = False,
         device: str = "cpu",
@@ -103,7 +115,8 @@ class AutoLift(LiftEstimator):
     ) -> None:
         self.candidates = candidates
         self.selection_size = selection_size
-        self.validation_fraction = validation_fraction
+        self.selection_cv = selection_cv
+        self.selection_rule = selection_rule
         self.max_neural_rows = max_neural_rows
         self.progress = progress
         self.device = device
@@ -117,11 +130,18 @@ class AutoLift(LiftEstimator):
             )
         check_positive_int(self.selection_size, "selection_size")
         check_positive_int(self.max_neural_rows, "max_neural_rows")
-        check_open_fraction(self.validation_fraction, "validation_fraction")
+        if self.selection_rule not in SELECTION_RULES:
+            raise ValidationError(
+                f"`selection_rule` must be one of {SELECTION_RULES}; got {self.selection_rule!r}."
+            )
+        check_positive_int(self.selection_cv, "selection_cv")
+        if self.selection_cv < 2:
+            raise ValidationError(f"`selection_cv` must be at least 2; got {self.selection_cv}.")
 
     def fit(self, X: pd.DataFrame | ArrayLike, s: ArrayLike) -> AutoLift:
-        """Select the family on a held-out split, then refit the winner on all records."""
-        from sklearn.model_selection import train_test_split
+        """Select the family by cross-validated log-loss on the selection sample, fit the winner
+        on that sample (its own regularisation search), then refit it on all records."""
+        from sklearn.model_selection import StratifiedKFold, train_test_split
 
         self._check()
         frame = as_frame(X).reset_index(drop=True)
@@ -134,50 +154,64 @@ class AutoLift(LiftEstimator):
             rows, _ = train_test_split(
                 rows, train_size=self.selection_size, stratify=codes, random_state=seeds[0]
             )
-        tr, va = train_test_split(
-            rows, test_size=self.validation_fraction, stratify=codes[rows], random_state=seeds[1]
-        )
+        rows = np.sort(rows)
+        n_min = int(np.bincount(codes[rows], minlength=len(self.prior_)).min())
+        if n_min < self.selection_cv:
+            raise ValidationError(
+                f"`selection_cv` must be at most the count of the rarest sensitive value in the "
+                f"selection sample ({n_min}); got {self.selection_cv}."
+            )
+        folds = StratifiedKFold(self.selection_cv, shuffle=True, random_state=seeds[1])
+        splits = list(folds.split(rows, codes[rows]))
         table: list[dict[str, Any]] = []
-        fitted: list[LiftEstimator] = []
         per_record: list[FloatArray] = []
-        with progress_bar(self.progress, "AutoLift: model selection", len(self.candidates)) as adv:
+        total = len(self.candidates) * len(splits)
+        with progress_bar(self.progress, "AutoLift: model selection", total) as adv:
             for name, seed in zip(self.candidates, seeds[3:], strict=True):
                 t0 = time.perf_counter()
-                cand = _candidate(name, seed, self.device).fit(frame.iloc[tr], labels[tr])
-                loss, ece = posterior_log_loss(cand, frame.iloc[va], labels[va])
+                loss = np.empty(len(rows))
+                eces: list[float] = []
+                frozen: dict[str, Any] = {}
+                for tr, va in splits:
+                    cand = _candidate(name, seed, self.device)
+                    cand.fit(frame.iloc[rows[tr]], labels[rows[tr]])
+                    loss[va], ece = posterior_log_loss(cand, frame.iloc[rows[va]], labels[rows[va]])
+                    eces.append(ece)
+                    frozen = getattr(cand, "frozen_params", dict)()
+                    adv()
                 per_record.append(loss)
-                frozen: dict[str, Any] = getattr(cand, "frozen_params", dict)()
                 table.append(
                     {
                         "family": name,
                         "heldout_log_loss": float(loss.mean()),
-                        "calibration_error": ece,
+                        "calibration_error": float(np.mean(eces)),
                         "fit_seconds": time.perf_counter() - t0,
                         "selected_params": frozen,
                     }
                 )
-                fitted.append(cand)
-                adv()
-        best = self._choose(table, per_record)
+        best = self._choose(table, per_record, self.selection_rule)
         self.selection_ = pd.DataFrame(table)
         self.reason_ = str(table[best]["reason"])
         self.best_name_ = str(table[best]["family"])
-        final = fitted[best].frozen_estimator()
-        if "rng" in final.get_params():
-            final.set_params(rng=seeds[2])
+        neural = self.best_name_ in ("mlp", "dv", "nwj")
+        model = _candidate(self.best_name_, seeds[2], self.device)
+        self.best_ = model.fit(frame.iloc[rows], labels[rows])
         rows_all = np.arange(len(frame))
-        if self.best_name_ in ("mlp", "dv", "nwj") and len(frame) > self.max_neural_rows:
+        if neural and len(frame) > self.max_neural_rows:
             rows_all, _ = train_test_split(
                 rows_all, train_size=self.max_neural_rows, stratify=codes, random_state=seeds[2]
             )
-        self.best_ = final.fit(frame.iloc[rows_all], labels[rows_all])
+        if len(rows_all) > len(rows):  # refit on all records with the selected regularisation
+            self.best_ = model.frozen_estimator().fit(frame.iloc[rows_all], labels[rows_all])
         self.prior_ = self.best_.prior_
         return self
 
     @staticmethod
-    def _choose(table: list[dict[str, Any]], per_record: list[FloatArray]) -> int:
-        """One-standard-error rule: the first candidate (simplest first) whose held-out log-loss
-        is within one standard error of the paired difference from the lowest one."""
+    def _choose(
+        table: list[dict[str, Any]], per_record: list[FloatArray], rule: str = "lowest"
+    ) -> int:
+        """``rule="lowest"``: the lowest cross-validated log-loss; ``"one_standard_error"``: the
+        first candidate (simplest first) within one paired standard error of the lowest."""
         means = np.array([v.mean() for v in per_record])
         low = int(np.argmin(means))
         n = len(per_record[low])
@@ -185,7 +219,10 @@ class AutoLift(LiftEstimator):
             float(np.std(v - per_record[low], ddof=1) / np.sqrt(n)) if k != low else 0.0
             for k, v in enumerate(per_record)
         ]
-        best = next(k for k in range(len(table)) if means[k] - means[low] <= se[k])
+        best = low
+        if rule == "one_standard_error":
+            best = next(k for k in range(len(table)) if means[k] - means[low] <= se[k])
+        why = "the lowest" if rule == "lowest" else "the simplest family within one standard error"
         for k, row in enumerate(table):
             row["excess_over_lowest"] = float(means[k] - means[low])
             row["standard_error"] = se[k]
@@ -198,7 +235,7 @@ class AutoLift(LiftEstimator):
                     else f"{means[k] - means[low]:.4f} above {table[low]['family']} "
                     f"(standard error {se[k]:.4f})"
                 )
-                + ("; chosen: the simplest family within one standard error" if k == best else "")
+                + (f"; chosen: {why}" if k == best else "")
             )
         return best
 

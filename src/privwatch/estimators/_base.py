@@ -90,7 +90,7 @@ class LiftEstimator(BaseEstimator):  # type: ignore[misc]
         s: ArrayLike,
         *,
         cv: int = 5,
-        n_repeats: int = 2,
+        n_repeats: int = 3,
         level: float = 0.9,
         interval: str | None = "jackknife",
         n_bootstrap: int = 20,

@@ -11,6 +11,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy.stats import beta
 
+from .._memory import check_allocation
 from .._rng import RNGLike, check_rng
 from .._validation import check_open_fraction, check_positive_int
 from ..exceptions import ValidationError
@@ -37,12 +38,28 @@ class MutualInformationEstimate:
         return asdict(self)
 
 
+#: Counts up to this total are exact in float64 and in the int64 multinomial draws.
+MAX_TOTAL = 2**53
+
+
 def _check_counts(counts: ArrayLike) -> NDArray[np.int64]:
-    arr = np.asarray(counts)
-    if arr.ndim != 2 or arr.size == 0 or (arr < 0).any() or arr.sum() == 0:
+    raw = np.asarray(counts)
+    if raw.dtype.kind not in "biuf":
         raise ValidationError(
-            f"`counts` must be a non-empty 2-D array of non-negative counts n[s, x] with a "
-            f"positive total; got shape {arr.shape}."
+            f"`counts` must be a 2-D array of non-negative whole numbers n[s, x]; got dtype "
+            f"{raw.dtype}."
+        )
+    arr = raw.astype(np.float64)
+    bad = arr.ndim != 2 or arr.size == 0 or not np.isfinite(arr).all() or (arr < 0).any()
+    if bad or not arr.any():
+        raise ValidationError(
+            f"`counts` must be a non-empty 2-D array of finite non-negative counts n[s, x] with "
+            f"a positive total; got shape {arr.shape}."
+        )
+    if float(arr.max()) > MAX_TOTAL / arr.size:  # the total could exceed 2**53 (or overflow)
+        raise ValidationError(
+            f"`counts` must total at most 2**53 (exact whole numbers); got a largest entry of "
+            f"{float(arr.max()):.3g} in {arr.size} cells."
         )
     if not np.allclose(arr, np.round(arr)):
         raise ValidationError("`counts` must hold whole numbers (counts n[s, x]).")
@@ -78,6 +95,7 @@ def miller_madow_mutual_information(
     c = _check_counts(counts)
     check_open_fraction(level, "level")
     check_positive_int(n_bootstrap, "n_bootstrap")
+    check_allocation("n_bootstrap", (n_bootstrap, c.size), np.int64)
     n = int(c.sum())
     p = (c / n).ravel()
     draws = check_rng(rng).multinomial(n, p, size=n_bootstrap).reshape(n_bootstrap, *c.shape)

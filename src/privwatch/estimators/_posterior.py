@@ -27,6 +27,8 @@ FAMILIES = ("quadratic_logistic", "gradient_boosting")
 DEFAULT_CS = (1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0)
 #: Tree sizes (leaves per tree) tried by the gradient-boosted trees.
 DEFAULT_LEAVES = (4, 8, 16)
+#: Records scored at a time (bounds the memory of the degree-2 design at prediction).
+CHUNK_ROWS = 65_536
 
 
 class PosteriorLift(LiftEstimator):
@@ -119,9 +121,14 @@ class PosteriorLift(LiftEstimator):
         )
         z = _polynomial(feats, powers, np.float32)  # float32 + in place: 2M x 170 fits in ~1.4 GB
         mean = z.mean(axis=0, dtype=np.float64)
-        scale = z.std(axis=0, dtype=np.float64)
-        scale[scale == 0] = 1.0
         z -= mean.astype(np.float32)
+        # the variance in row blocks: z.std() would make a float64 copy of the whole design
+        sq = sum(
+            np.square(z[i : i + CHUNK_ROWS], dtype=np.float64).sum(axis=0)
+            for i in range(0, len(z), CHUNK_ROWS)
+        )
+        scale = np.sqrt(np.asarray(sq, dtype=np.float64) / len(z))
+        scale[scale == 0] = 1.0
         z /= scale.astype(np.float32)
         if self.C is None:
             model: Any = LogisticRegressionCV(
@@ -184,13 +191,21 @@ class PosteriorLift(LiftEstimator):
     # ------------------------------------------------------------------ predict
     def _log_posterior(self, X: pd.DataFrame | ArrayLike) -> FloatArray:
         check_is_fitted(self, "preprocessor_")
-        feats = self.preprocessor_.transform(X).astype(np.float64)
-        if self.family == "gradient_boosting":
-            proba = np.asarray(self.model_.predict_proba(feats), dtype=np.float64)
-            return np.log(np.clip(proba, 1e-300, 1.0))
-        z = _polynomial(feats, self.powers_)
-        z = (z - self.scaler_[0]) / self.scaler_[1]
-        return np.asarray(log_softmax(z @ self.coef_.T + self.intercept_, axis=1))
+        feats = self.preprocessor_.transform(X)
+        out = np.empty((len(feats), len(self.prior_)))
+        # in blocks of rows: the degree-2 design of 2M records would not fit in memory
+        for start in range(0, len(feats), CHUNK_ROWS):
+            block = feats[start : start + CHUNK_ROWS].astype(np.float64)
+            if self.family == "gradient_boosting":
+                proba = np.asarray(self.model_.predict_proba(block), dtype=np.float64)
+                out[start : start + len(block)] = np.log(np.clip(proba, 1e-300, 1.0))
+                continue
+            z = _polynomial(block, self.powers_)
+            z -= self.scaler_[0]
+            z /= self.scaler_[1]
+            logits = z @ self.coef_.T + self.intercept_
+            out[start : start + len(block)] = log_softmax(logits, axis=1)
+        return out
 
     def log_lift(self, X: pd.DataFrame | ArrayLike) -> FloatArray:
         """Estimated log-lift ``i(s, x)`` (records x sensitive values, sorted labels)."""
