@@ -223,3 +223,21 @@ def test_bad_inputs() -> None:
         count_table("/nonexistent/*.parquet", SENS, OBS)
     with pytest.raises(ValueError, match="one row per distinct"):
         label_records(df, pd.DataFrame({"x1": ["a", "a"]}), ["x1"])
+
+
+def test_iter_batches_streams_a_parquet_glob_in_order(
+    parquet: tuple[pd.DataFrame, Path],
+) -> None:
+    from privwatch.engines import iter_batches
+
+    df, d = parquet
+    batches = list(iter_batches(str(d / "*.parquet"), ["s", "x1"], batch_size=500))
+    assert max(len(b) for b in batches) == 500 and list(batches[0].columns) == ["s", "x1"]
+    got = pd.concat(batches, ignore_index=True)
+    pd.testing.assert_frame_equal(got, df[["s", "x1"]])
+    with pytest.raises(ValueError, match="`batch_size` must be a positive integer"):
+        next(iter_batches(str(d / "*.parquet"), batch_size=0))
+    with pytest.raises(ValueError, match="`columns` must be columns of"):
+        next(iter_batches(str(d / "*.parquet"), ["nope"]))
+    with pytest.raises(ValueError, match="must name existing Parquet files"):
+        next(iter_batches(str(d / "none-*.parquet")))

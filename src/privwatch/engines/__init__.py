@@ -4,7 +4,7 @@ and SQL databases (DESIGN.md layer 1b). Only the small count table comes back to
 from ._count import count_table
 from ._folds import fold_of
 from ._label import label_records, label_spark_frame
-from ._read import read_table
+from ._read import iter_batches, read_table
 from ._sources import AUTO_THRESHOLD_BYTES, ENGINES, choose_engine
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "choose_engine",
     "count_table",
     "fold_of",
+    "iter_batches",
     "label_records",
     "label_spark_frame",
     "read_table",
