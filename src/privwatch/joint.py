@@ -158,7 +158,7 @@ class Joint:
         encoder, counts, p = plugin_estimate(
             df, cols, s_codes, len(s_labels), smoothing=smoothing, max_levels=max_levels
         )
-        _warn_sparse(counts)
+        warn_sparse(counts)
         return cls(
             p,
             s_labels,
@@ -291,7 +291,10 @@ def _conditional(p: FloatArray) -> FloatArray:
     return out
 
 
-def _warn_sparse(counts: NDArray[np.int64]) -> None:
+def warn_sparse(counts: NDArray[np.int64]) -> None:
+    """Issue a :class:`PrivacyWarning` when most observed symbols (columns of ``counts[s, x]``)
+    have fewer than :data:`FEW_SAMPLES` samples: plug-in lift estimates on them are unreliable.
+    Shared by :class:`Joint` and the plug-in watchdog."""
     per_symbol = counts.sum(axis=0)
     thin = float(np.mean(per_symbol < FEW_SAMPLES))
     if thin > 0.5:

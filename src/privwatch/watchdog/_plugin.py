@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from .._encoder import joint_counts
 from .._rng import check_rng
 from ..exceptions import PrivacyWarning
-from ..joint import Joint, _warn_sparse, plugin_estimate
+from ..joint import Joint, plugin_estimate, warn_sparse
 from ..measures import leakage_report, log_lift
 from ._bounds import _gamma
 from ._mechanism import _effective_level, _utility
@@ -60,7 +60,7 @@ class PluginStrategy:
             frame, self.columns, s_codes, len(s_labels), smoothing=self.smoothing,
             max_levels=self.max_levels,
         )  # fmt: skip
-        _warn_sparse(counts)
+        warn_sparse(counts)
         self.sensitive_labels = s_labels
         self.joint = Joint(
             p, s_labels, None, sensitive_name=name, observed_name=",".join(self.columns),
