@@ -7,7 +7,9 @@ runs as a child process under ``/usr/bin/time -v``; its "Maximum resident set si
 are printed and written to ``benchmarks/results/audit_memory.json``. The CSV and the outputs live
 in a temporary folder under /tmp that is deleted afterwards.
 
-Run: python benchmarks/bench_audit_memory.py [--rows 10000000] [-- extra audit options]
+Run: python benchmarks/bench_audit_memory.py [--rows 10000000] [-- extra audit options], e.g.
+``-- --epsilon 1 --engine pandas`` for the in-memory route (:func:`privwatch.report.audit`);
+files over 64 MiB go to the engine route (DuckDB) by default.
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ def main() -> None:
             str(csv),
             "--sensitive",
             "group",
+            "--observed",
+            "c0,c1,c2,c3,c4,c5",
             "--out",
             str(tmp / "out"),
             *args.extra,
@@ -92,7 +96,8 @@ def main() -> None:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(out)
-    print(f"written to {write(f'audit_memory_{args.rows}', out)}")
+    name = f"audit_memory_{args.rows}_" + "_".join(a.strip("-") for a in args.extra)
+    print(f"written to {write(name, out)}")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ fails wrongly with probability at most 1e-6.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -64,7 +65,7 @@ def test_planar_laplace_geo_indistinguishability() -> None:
     n = 200_000
     zx = mech.release(np.zeros((n, 2)), rng=1)
     zy = mech.release(np.tile([d, 0.0], (n, 1)), rng=2)
-    regions = [
+    regions: list[Callable[[np.ndarray], np.ndarray]] = [
         lambda z: z[:, 0] < -3.0,
         lambda z: np.hypot(z[:, 0], z[:, 1]) < 0.5,
         lambda z: (z[:, 0] > 1.0) & (z[:, 1] > 1.0),

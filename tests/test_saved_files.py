@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import random
+import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -146,21 +148,187 @@ def test_roundtrip_is_exact(fitted, tmp_path: Path) -> None:  # type: ignore[no-
     assert _outcome(path, est, X) == "same"
 
 
-def test_mutation_fuzz_over_a_real_saved_file(fitted, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    est, X, data = fitted
-    path = tmp_path / "m.json"
-    mutations = list(_byte_mutations(data, N_BYTE_MUTATIONS)) + list(_field_mutations(data))
-    assert len(mutations) >= 1000
-    failures, counts = [], {"error": 0, "same": 0}
+# --- every saved kind: one mutation fuzz ---------------------------------------------------
+
+
+@dataclass
+class SavedKind:
+    """A real saved file of one kind, and how to judge a (mutated) copy of it: ``outputs``
+    loads a file and returns the model's outputs on fixed inputs (deterministic)."""
+
+    name: str
+    data: bytes
+    outputs: Callable[[Path], np.ndarray]
+    want: np.ndarray
+
+
+def _plugin_kind(tmp: Path) -> SavedKind:
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.integers(0, 4, 300), "b": rng.choice(["x", "y", "*"], 300)})
+    s = (X["a"] + rng.integers(0, 2, 300)) % 2
+    PluginLift().fit(X, s).save(tmp / "plugin.json")
+    return _kind("PluginLift", tmp / "plugin.json", lambda p: PluginLift.load(p).log_lift(X))
+
+
+def _neural_kind(cls: Any, tmp: Path) -> SavedKind:
+    g = np.random.default_rng(0)
+    X = pd.DataFrame({"num": g.standard_normal(200), "cat": g.choice(["a", "b", "c"], 200)})
+    s = np.where(X["num"] + g.standard_normal(200) > 0, "u", "v")
+    cls(hidden=(4,), epochs=2, n_ensemble=2, rng=0).fit(X, s).save(tmp / "neural.json")
+    return _kind(cls.__name__, tmp / "neural.json", lambda p: cls.load(p).log_lift(X))
+
+
+def _posterior_kind(cls: Any, tmp: Path) -> SavedKind:
+    g = np.random.default_rng(1)
+    X = pd.DataFrame({"num": g.standard_normal(300), "cat": g.choice(["a", "b"], 300)})
+    s = np.where(X["num"] + 0.5 * g.standard_normal(300) > 0, "u", "v")
+    cls(rng=0).fit(X, s).save(tmp / "posterior.json")
+    return _kind(cls.__name__, tmp / "posterior.json", lambda p: cls.load(p).log_lift(X))
+
+
+def _obfuscator_kind(tmp: Path) -> SavedKind:
+    from privwatch.adversarial import Obfuscator
+
+    g = np.random.default_rng(2)
+    points = g.normal(0.0, 300.0, (120, 2)) + np.repeat([[0.0, 0.0], [400.0, 0.0]], 60, axis=0)
+    users = np.repeat([0, 1], 60)
+    est = Obfuscator(
+        budget=300.0, generator_hidden=(8,), classifier_hidden=(8,), max_iter=2, patience=2,
+        classifier_epochs=1, generator_epochs=1, anchor_grid=4, rng=0,
+    ).fit(points, users)  # fmt: skip
+    est.save(tmp / "obfuscator.json")
+    return _kind(
+        "Obfuscator", tmp / "obfuscator.json", lambda p: Obfuscator.load(p).release(points, rng=0)
+    )
+
+
+def _generalisation_kind(tmp: Path) -> SavedKind:
+    from privwatch.report import apply_mechanism, audit, load_mechanism, save_mechanism
+
+    g = np.random.default_rng(3)
+    s = g.integers(0, 2, 400)
+    df = pd.DataFrame(
+        {
+            "s": s.astype(str),
+            "a": np.where(g.random(400) < 0.5, s, g.integers(0, 3, 400)).astype(str),
+            "age": g.integers(18, 90, 400),
+        }
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = audit(df, "s", ["a", "age"], epsilon=0.5, bins={"age": 3}, rng=0, checks=False)
+    save_mechanism(result, tmp / "mechanism.json")
+
+    def outputs(p: Path) -> np.ndarray:
+        applied = apply_mechanism(load_mechanism(p), df)
+        return np.asarray(applied.released.astype(str).to_numpy(), dtype=str)
+
+    return _kind("Generalisation", tmp / "mechanism.json", outputs)
+
+
+def _kind(name: str, path: Path, outputs: Callable[[Path], np.ndarray]) -> SavedKind:
+    return SavedKind(name, path.read_bytes(), outputs, outputs(path))
+
+
+def _saved_kinds(tmp: Path) -> dict[str, Callable[[], SavedKind]]:
+    from privwatch.estimators import ClassifierLift, DVLift, MixtureLift, PosteriorLift
+
+    return {
+        "PluginLift": lambda: _plugin_kind(tmp),
+        "ClassifierLift": lambda: _neural_kind(ClassifierLift, tmp),
+        "DVLift": lambda: _neural_kind(DVLift, tmp),
+        "PosteriorLift": lambda: _posterior_kind(PosteriorLift, tmp),
+        "MixtureLift": lambda: _posterior_kind(MixtureLift, tmp),
+        "Obfuscator": lambda: _obfuscator_kind(tmp),
+        "Generalisation": lambda: _generalisation_kind(tmp),
+    }
+
+
+#: Kinds whose save/load is not yet routed through privwatch._serialization (their owner is
+#: named; /work/markers/h6-fixes.md): strict xfails, so the fix is noticed.
+NOT_CHECKED_YET = {
+    "PosteriorLift": "estimators/_posterior.py writes plain JSON (H4)",
+    "MixtureLift": "estimators/_mixture.py writes plain JSON (H4)",
+}
+KINDS = ["PluginLift", "ClassifierLift", "DVLift", "PosteriorLift", "MixtureLift", "Obfuscator",
+         "Generalisation"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def kinds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Callable[[], SavedKind]]:
+    return _saved_kinds(tmp_path_factory.mktemp("kinds"))
+
+
+def _judge(kind: SavedKind, path: Path, blob: bytes) -> str:
+    """'error' (the named error), 'same' (loads, checksum verified, identical finite outputs),
+    or a failure reason."""
+    path.write_bytes(blob)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = kind.outputs(path)
+    except (TamperedFileError, MemoryBudgetError):
+        return "error"
+    except Exception as exc:
+        return f"raw {type(exc).__name__}: {str(exc)[:100]}"
+    if got.dtype.kind == "f" and not np.isfinite(got).all():
+        return "non-finite outputs"
+    if got.shape != kind.want.shape or not np.array_equal(got, kind.want):
+        return "loaded a silently different model"
+    return "same"
+
+
+def _mutations(data: bytes, n_bytes: int, n_fields: int | None) -> list[tuple[str, bytes]]:
+    fields = list(_field_mutations(data))
+    if n_fields is not None and n_fields < len(fields):
+        fields = random.Random(19).sample(fields, n_fields)
+    return list(_byte_mutations(data, n_bytes)) + fields
+
+
+def _fuzz(kind: SavedKind, tmp: Path, n_bytes: int, n_fields: int | None) -> dict[str, int]:
+    counts = {"error": 0, "same": 0}
+    failures = []
+    mutations = _mutations(kind.data, n_bytes, n_fields)
     for label, blob in mutations:
-        path.write_bytes(blob)
-        outcome = _outcome(path, est, X)
+        outcome = _judge(kind, tmp / "m.json", blob)
         if outcome in counts:
             counts[outcome] += 1
         else:
             failures.append(f"{label}: {outcome}")
-    assert not failures, f"{len(failures)} of {len(mutations)} mutations: {failures[:10]}"
+    assert not failures, f"{kind.name}: {len(failures)} of {len(mutations)}: {failures[:8]}"
     assert counts["error"] > 0.9 * len(mutations)
+    return counts
+
+
+def _kind_params() -> list[Any]:
+    return [
+        pytest.param(
+            k,
+            id=k,
+            marks=[pytest.mark.xfail(reason=NOT_CHECKED_YET[k], strict=True)]
+            if k in NOT_CHECKED_YET
+            else [],
+        )
+        for k in KINDS
+    ]
+
+
+@pytest.mark.parametrize("name", _kind_params())
+def test_every_saved_kind_quick_mutation_sample(kinds, name: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """CI sample: 40 byte mutations and 40 field mutations of a real file of each kind."""
+    kind = kinds[name]()
+    assert _judge(kind, tmp_path / "m.json", kind.data) == "same"
+    _fuzz(kind, tmp_path, 40, 40)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _kind_params())
+def test_every_saved_kind_full_mutation_fuzz(kinds, name: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """700 byte flips/truncations/overwrites/deletions and every JSON field x 14 wrong values
+    (plus deletions) of a real file of each kind: each raises the named error or loads to the
+    identical model (its SHA-256 verified)."""
+    counts = _fuzz(kinds[name](), tmp_path, N_BYTE_MUTATIONS, None)
+    assert sum(counts.values()) >= 1000
 
 
 def test_field_mutations_recomputed_digest_still_checked(fitted, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -230,12 +398,18 @@ def test_obfuscator_huge_hidden_layer_fails_fast(tmp_path: Path) -> None:
     """A (digest-consistent) file asking for hidden=[1e9] is refused before any layer is built."""
     from privwatch.adversarial import Obfuscator
 
+    path = _obfuscator_file(tmp_path, generator_hidden=[10**9])
+    start = time.perf_counter()
     with pytest.raises(TamperedFileError, match="generator sizes"):
-        Obfuscator.load(_obfuscator_file(tmp_path, generator_hidden=[10**9]))
+        Obfuscator.load(path)
+    assert time.perf_counter() - start < 1.0
 
 
 def test_obfuscator_huge_anchor_grid_is_a_budget_error(tmp_path: Path) -> None:
     from privwatch.adversarial import Obfuscator
 
+    path = _obfuscator_file(tmp_path, anchor_grid=10**5)
+    start = time.perf_counter()
     with pytest.raises(MemoryBudgetError, match="`anchor_grid` asks for"):
-        Obfuscator.load(_obfuscator_file(tmp_path, anchor_grid=10**5))
+        Obfuscator.load(path)
+    assert time.perf_counter() - start < 1.0

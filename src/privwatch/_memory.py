@@ -16,10 +16,21 @@ import numpy as np
 
 from .exceptions import MemoryBudgetError
 
-__all__ = ["MEMORY_ENV", "check_allocation", "check_size", "memory_budget"]
+__all__ = [
+    "BYTES_PER_QUANTILE_BIN",
+    "MEMORY_ENV",
+    "check_allocation",
+    "check_size",
+    "memory_budget",
+]
 
 #: Environment variable holding the budget.
 MEMORY_ENV = "PRIVWATCH_MAX_MEMORY"
+
+#: Memory one equal-frequency bin (``bins={"z": k}``) costs while its cut points and labels are
+#: built: np.quantile's work arrays, np.unique's sorted copy and mask, an interval label (a
+#: Python str, then a category). Measured ~290 bytes per bin at k = 2e6.
+BYTES_PER_QUANTILE_BIN = 320
 
 _SUFFIX = {"": 1, "B": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 

@@ -17,7 +17,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ._encoder import ObservedEncoder, require_columns
-from ._memory import check_allocation
+from ._memory import BYTES_PER_QUANTILE_BIN, check_size
 from ._validation import check_specs
 from .exceptions import ValidationError
 
@@ -74,8 +74,7 @@ def bin_columns(df: pd.DataFrame, bins: Mapping[str, BinSpec]) -> pd.DataFrame:
         if isinstance(spec, (int, np.integer)):
             if spec < 2:
                 raise ValidationError(f"`bins[{col!r}]` must be at least 2; got {spec}.")
-            # the levels, the quantiles and their sorted copy: three float64 arrays of k + 1
-            check_allocation(f"bins[{col!r}]", (int(spec) + 1, 3))
+            check_size(f"bins[{col!r}]", (int(spec) + 1) * BYTES_PER_QUANTILE_BIN)
             qs = np.quantile(values.dropna(), np.linspace(0, 1, int(spec) + 1)[1:-1])
             edges = np.unique(qs)
         else:
@@ -100,6 +99,10 @@ def _interval_labels(edges: NDArray[np.float64]) -> list[str]:
     labels = [f"<{_fmt(edges[0])}"]
     labels += [f"[{_fmt(a)}, {_fmt(b)})" for a, b in itertools.pairwise(edges)]
     labels.append(f">={_fmt(edges[-1])}")
+    if len(set(labels)) < len(labels):  # edges closer than the short format shows
+        full = edges.tolist()  # Python floats: repr is the shortest exact form
+        labels = [f"<{full[0]!r}", *(f"[{a!r}, {b!r})" for a, b in itertools.pairwise(full))]
+        labels.append(f">={full[-1]!r}")
     return labels
 
 

@@ -227,8 +227,9 @@ def test_save_mechanism_and_apply_to_new_batch(tmp_path: Path) -> None:
         "-q",
     )
     assert res.exit_code in (0, 3), res.output
-    doc = json.loads(mech.read_text())  # plain JSON, no pickle
-    assert doc["format"] == "privwatch-generalisation" and "age" in doc["bins"]
+    doc = json.loads(mech.read_text())  # plain JSON, no pickle, checksummed
+    assert doc["kind"] == "Generalisation" and len(doc["state_sha256"]) == 64
+    assert doc["state"]["format"] == "privwatch-generalisation" and "age" in doc["state"]["bins"]
     # the same records through the saved mechanism give the audit's release
     res = _run("apply", str(mech), str(data), "--out", str(tmp_path / "a1"))
     assert res.exit_code == 0, res.output
@@ -252,4 +253,4 @@ def test_save_mechanism_and_apply_to_new_batch(tmp_path: Path) -> None:
     # a file that is not a mechanism
     res = _run("apply", str(data), str(new_path), "--out", str(tmp_path / "a3"))
     assert res.exit_code == 2
-    assert "MECHANISM must be a readable privwatch mechanism JSON" in res.stderr
+    assert "must be an intact privwatch model file" in res.stderr

@@ -168,8 +168,8 @@ def summary_json(
         return _source_json(result, out, files, seconds)
     found = result.found
     held = None if found is None or found.held_out is None else found.held_out
-    attack = result.leakage.get("attack", {}).get("attributes", {})
-    classic = result.leakage.get("classic", {}).get("release")
+    attack = (result.leakage["attack"] or {}).get("attributes", {})
+    classic = (result.leakage["classic"] or {}).get("release")
     doc: dict[str, Any] = {
         "status": result.leakage.get("status", "met"),
         "reasons": result.leakage.get("reasons", []),

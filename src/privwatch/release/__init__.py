@@ -12,7 +12,7 @@ from ._attack import AttackResult, bayes_attack_success, inference_attack, wilso
 from ._cells import LiftBox
 from ._classic import CLASSIC_THRESHOLDS, ClassicReport, classic_counts, classic_report
 from ._heldout import HeldOut
-from ._hierarchy import SUPPRESSED, Hierarchy, auto_hierarchy, parse_hierarchy_specs
+from ._hierarchy import SUPPRESSED, Hierarchy, as_text, auto_hierarchy, parse_hierarchy_specs
 from ._source import release_source
 
 __all__: list[str] = [
@@ -25,6 +25,7 @@ __all__: list[str] = [
     "LiftBox",
     "ReleaseNotMetWarning",
     "ReleaseResult",
+    "as_text",
     "auto_hierarchy",
     "bayes_attack_success",
     "classic_counts",

@@ -20,7 +20,7 @@ import pandas as pd
 from .._validation import check_specs
 from ..exceptions import ValidationError
 
-__all__ = ["SUPPRESSED", "Hierarchy", "auto_hierarchy", "parse_hierarchy_specs"]
+__all__ = ["SUPPRESSED", "Hierarchy", "as_text", "auto_hierarchy", "parse_hierarchy_specs"]
 
 #: The label of a fully generalised (or suppressed) value.
 SUPPRESSED = "*"

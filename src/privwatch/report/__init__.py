@@ -1,7 +1,8 @@
 """The audit of a table and its outputs: CSVs, JSON, figures and a self-contained HTML report."""
 
-from ._audit import ESTIMATORS, AuditResult, audit, run_audit
+from ._audit import ESTIMATORS, LEAKAGE_KEYS, AuditResult, audit, run_audit
 from ._html import next_steps
+from ._leakage import UTILITY_KEYS
 from ._mechanism import (
     MECHANISM_FORMAT,
     AppliedRelease,
@@ -17,10 +18,12 @@ from ._write import OUTPUT_FILES, check_writable, leakage_payload, write_audit
 
 __all__ = [
     "ESTIMATORS",
+    "LEAKAGE_KEYS",
     "MECHANISM_FORMAT",
     "MISSING_POLICIES",
     "OUTPUT_FILES",
     "SCHEMA",
+    "UTILITY_KEYS",
     "AppliedRelease",
     "AuditResult",
     "SourceAudit",

@@ -24,11 +24,11 @@ import pandas as pd
 from ..release import (
     SUPPRESSED,
     ReleaseResult,
+    as_text,
     bayes_attack_success,
     classic_report,
     inference_attack,
 )
-from ..release._hierarchy import as_text
 
 __all__ = [
     "ATTACK_RISK_THRESHOLD",

@@ -169,7 +169,7 @@ def _findings(result: AuditResult) -> dict[str, Any] | None:
     out: dict[str, Any] = {
         "met": found.satisfied,
         "reasons": found.reasons,
-        "words": result.leakage.get("guarantee_in_words", ""),
+        "words": result.leakage["guarantee_in_words"],
         "method": found.method,
         "information": fmt(found.information_nats, 3),
         "information_input": fmt(found.information_input_nats, 3),
@@ -232,8 +232,9 @@ def render_report(result: AuditResult, images: Path, max_rows: int = 25) -> str:
         {"record": f"{int(rows[p]):,}", "risk": fmt(float(r), 3), "values": [str(v) for v in vals]}
         for p, r, vals in zip(positions, flagged["risk"].to_numpy(), values, strict=True)
     ]
-    before = result.leakage.get("before", {})
-    after = result.leakage.get("after", {})
+    before = result.leakage["before"]
+    after = result.leakage["after"]
+    classic, attack = result.leakage["classic"], result.leakage["attack"]
     leak_rows = [
         {
             "name": MEASURE_NAMES.get(k, (k, "", ""))[0],
@@ -264,10 +265,10 @@ def render_report(result: AuditResult, images: Path, max_rows: int = 25) -> str:
         watchdog_delta=pct(float(g.get("breach_probability", 0.0))),
         guarantee_words=result.watchdog.guarantee_.explain(),
         leak_rows=leak_rows,
-        classic=_classic_rows(result.leakage["classic"]) if "classic" in result.leakage else None,
-        classic_info=result.leakage.get("classic"),
-        attack=_attack_rows(result.leakage["attack"]) if "attack" in result.leakage else None,
-        attack_info=result.leakage.get("attack"),
+        classic=None if classic is None else _classic_rows(classic),
+        classic_info=classic,
+        attack=None if attack is None else _attack_rows(attack),
+        attack_info=attack,
         flagged=top,
         n_flagged=f"{int(scores['flagged'].sum()):,}",
         observed=obs,

@@ -1,17 +1,19 @@
 """Fit once, apply to new batches: the fitted generalisation as a JSON file (no pickle).
 
 The file holds the binning of numeric columns (explicit cut points) and the table of every
-observed value tuple seen at fit time with its released tuple (:func:`mapping_table`). Loading it
-runs no code. **Rule for values never seen at fit time**: a record whose tuple of (binned)
-observed values is not in the table is released as the suppressed cell, ``*`` in every observed
-column, and counted in :attr:`AppliedRelease.n_unseen`. The guarantee of the audit is exact for
-the fitted records only; for a new batch, the audit's held-out check is the estimate of what it
-is worth, and re-auditing the batch (``privwatch audit``) measures it.
+observed value tuple seen at fit time with its released tuple (:func:`mapping_table`), in the
+checked privwatch model format (schema and SHA-256 verified on load). Loading it runs no code.
+
+**Rule for values never seen at fit time**: a record whose tuple of (binned) observed values
+is not in the table is released as the suppressed cell, ``*`` in every observed column, and
+counted in :attr:`AppliedRelease.n_unseen`. The guarantee of the audit is exact for the fitted
+records only; for a new batch, the audit's held-out check is the estimate of what it is worth,
+and re-auditing the batch (``privwatch audit``) measures it.
 """
 
 from __future__ import annotations
 
-import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._serialization import read_model, reconstructing, write_model
 from ..exceptions import ValidationError
 from ..preprocessing import bin_columns
 from ._audit import AuditResult
@@ -35,6 +38,12 @@ __all__ = [
 
 MECHANISM_FORMAT = "privwatch-generalisation"
 MECHANISM_VERSION = 1
+#: The ``kind`` of a saved generalisation in the checked model format.
+MECHANISM_KIND = "Generalisation"
+_STATE_KEYS = {
+    "format", "version", "privwatch_version", "sensitive", "observed", "bins", "epsilon",
+    "disclosure", "method", "status", "unseen_rule", "input", "tuples", "released",
+}  # fmt: skip
 
 
 def mechanism_dict(result: AuditResult) -> dict[str, Any]:
@@ -70,34 +79,75 @@ def mechanism_dict(result: AuditResult) -> dict[str, Any]:
 
 
 def save_mechanism(result: AuditResult, path: str | Path) -> Path:
-    """Write the audit's fitted generalisation to ``path`` (JSON)."""
+    """Write the audit's fitted generalisation to ``path``: a checked privwatch model file
+    (kind ``Generalisation``, SHA-256 of its content; :mod:`privwatch._serialization`)."""
     p = Path(path)
-    data = mechanism_dict(result)
+    state = mechanism_dict(result)
     tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(json.dumps(data), encoding="utf-8")
+    write_model(tmp, MECHANISM_KIND, state, {})
     tmp.replace(p)
     return p
 
 
+def _scalar_rows(rows: Any, width: int, name: str) -> list[list[Any]]:
+    if not isinstance(rows, list) or not all(
+        isinstance(r, list)
+        and len(r) == width
+        and all(isinstance(v, (str, int)) or (isinstance(v, float) and math.isfinite(v)) for v in r)
+        for r in rows
+    ):
+        raise ValueError(f"{name} must be rows of {width} scalars")
+    return rows
+
+
+def _bins(bins: Any, observed: list[str]) -> dict[str, Any]:
+    if not isinstance(bins, dict) or not set(bins) <= set(observed):
+        raise ValueError("bins must map observed columns to bin specs")
+    for spec in bins.values():
+        count = isinstance(spec, int) and not isinstance(spec, bool) and 1 <= spec <= 10**6
+        edges = isinstance(spec, list) and all(
+            isinstance(e, (int, float)) and not isinstance(e, bool) and math.isfinite(e)
+            for e in spec
+        )
+        if not (count or edges):
+            raise ValueError(f"bins hold {str(spec)[:40]}")
+    return bins
+
+
 def load_mechanism(path: str | Path) -> dict[str, Any]:
-    """Read and check a mechanism file written by :func:`save_mechanism`."""
-    p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValidationError(
-            f"MECHANISM must be a readable privwatch mechanism JSON file; got {str(p)!r} ({exc})."
-        ) from None
-    if not isinstance(data, dict) or data.get("format") != MECHANISM_FORMAT:
-        raise ValidationError(
-            f"MECHANISM must be a file written by privwatch audit --save-mechanism; got "
-            f"{str(p)!r} (format {data.get('format') if isinstance(data, dict) else None!r})."
-        )
-    if data.get("version") != MECHANISM_VERSION:
-        raise ValidationError(
-            f"MECHANISM must have version {MECHANISM_VERSION}; got {data.get('version')!r}."
-        )
-    return data
+    """Read and check a mechanism file written by :func:`save_mechanism`.
+
+    The file's checksum and schema are verified before anything is built (observed columns,
+    bins, the fitted tuples and their releases, epsilon); a tampered or truncated file raises
+    :class:`~privwatch.exceptions.TamperedFileError`.
+    """
+    state, _ = read_model(path, MECHANISM_KIND)
+    with reconstructing(path):
+        if set(state) != _STATE_KEYS:
+            raise KeyError(f"the state has keys {sorted(state)[:20]}")
+        if state["format"] != MECHANISM_FORMAT or state["version"] != MECHANISM_VERSION:
+            raise ValueError(f"format {state['format']!r} version {state['version']!r}")
+        obs = state["observed"]
+        if (
+            not isinstance(obs, list)
+            or not obs
+            or not all(isinstance(c, str) for c in obs)
+            or len(set(obs)) != len(obs)
+        ):
+            raise ValueError("observed must be distinct column names")
+        _bins(state["bins"], obs)
+        tuples = _scalar_rows(state["tuples"], len(obs), "tuples")
+        released = _scalar_rows(state["released"], len(obs), "released")
+        if len(tuples) != len(released) or not tuples:
+            raise ValueError("tuples and released must be non-empty and of one length")
+        eps = state["epsilon"]
+        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps >= 0:
+            raise ValueError(f"epsilon {eps!r}")
+        if state["disclosure"] not in ("both", "positive"):
+            raise ValueError(f"disclosure {state['disclosure']!r}")
+        if state["status"] not in ("met", "not_met"):
+            raise ValueError(f"status {state['status']!r}")
+    return state
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .._memory import BYTES_PER_QUANTILE_BIN, check_size
 from ..exceptions import PrivacyWarning, ValidationError
 from ..preprocessing import BinSpec, bin_columns
 
@@ -55,6 +56,7 @@ def resolve_bins(
         values = pd.to_numeric(raw, errors="coerce")
         if (values.isna() & raw.notna()).any() or values.notna().sum() == 0:
             continue
+        check_size(f"bins[{col!r}]", (int(spec) + 1) * BYTES_PER_QUANTILE_BIN)
         qs = np.quantile(values.dropna(), np.linspace(0, 1, int(spec) + 1)[1:-1])
         edges = [float(e) for e in np.unique(qs)]
         if edges:

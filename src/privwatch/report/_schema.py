@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._leakage import LEAKAGE_KEYS, UTILITY_KEYS
+
 __all__ = ["SCHEMA"]
 
 _NUM: dict[str, Any] = {"$ref": "#/$defs/number"}
@@ -110,11 +112,7 @@ SCHEMA: dict[str, Any] = {
         "summary",
         "epsilon",
         "epsilon_reason",
-        "guarantee",
-        "status",
-        "reasons",
-        "warnings",
-        "before",
+        *LEAKAGE_KEYS,
         "tradeoff",
     ],
     "properties": {
@@ -169,8 +167,13 @@ SCHEMA: dict[str, Any] = {
         },
         "guarantee_in_words": {"type": "string"},
         "release": {
-            "type": "object",
-            "required": ["method", "generalisation", "suppressed_records", "n_records"],
+            "anyOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "required": ["method", "generalisation", "suppressed_records", "n_records"],
+                },
+            ]
         },
         "held_out": {
             "anyOf": [
@@ -187,30 +190,49 @@ SCHEMA: dict[str, Any] = {
             ]
         },
         "frontier": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["epsilon", "information_nats", "suppressed_share", "method"],
-            },
+            "anyOf": [
+                {"type": "null"},
+                {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["epsilon", "information_nats", "suppressed_share", "method"],
+                    },
+                },
+            ]
         },
         "before": {"type": "object", "additionalProperties": {"anyOf": [_NUM, {"type": "null"}]}},
-        "after": {"type": "object"},
-        "utility": {"type": "object"},
-        "classic": {
+        "after": {"anyOf": [{"type": "null"}, {"type": "object"}]},
+        "utility": {
             "type": "object",
-            "required": ["release", "input"],
-            "properties": {"release": _CLASSIC, "input": _CLASSIC},
+            "required": list(UTILITY_KEYS),
+            "additionalProperties": {"anyOf": [_NUM, {"type": "null"}]},
+        },
+        "classic": {
+            "anyOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "required": ["release", "input"],
+                    "properties": {"release": _CLASSIC, "input": _CLASSIC},
+                },
+            ]
         },
         "attack": {
-            "type": "object",
-            "required": ["design", "n_targets", "n_control", "attributes"],
-            "properties": {
-                "design": {"type": "string"},
-                "n_targets": {"type": "integer", "minimum": 1},
-                "n_control": {"type": "integer", "minimum": 1},
-                "control_unseen_tuples": {"type": "integer", "minimum": 0},
-                "attributes": {"type": "object", "additionalProperties": _ATTACK_ATTR},
-            },
+            "anyOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "required": ["design", "n_targets", "n_control", "attributes"],
+                    "properties": {
+                        "design": {"type": "string"},
+                        "n_targets": {"type": "integer", "minimum": 1},
+                        "n_control": {"type": "integer", "minimum": 1},
+                        "control_unseen_tuples": {"type": "integer", "minimum": 0},
+                        "attributes": {"type": "object", "additionalProperties": _ATTACK_ATTR},
+                    },
+                },
+            ]
         },
         "warnings": {
             "type": "array",

@@ -1,0 +1,256 @@
+"""The named steps of the audit (:func:`privwatch.report.run_audit` calls them in order).
+
+1. :func:`joint_sensitive` — several sensitive columns become one joint tuple column;
+2. :func:`resolve_estimator` — the log-lift estimator behind ``estimator=NAME``;
+3. :func:`estimate_log_lift` — fit the watchdog once at epsilon = inf, score every record;
+4. :func:`tradeoff_curve` and :func:`choose_epsilon` — the curve, and the proposed epsilon;
+5. :func:`watchdog_release` — threshold the fitted scores at epsilon, flag and release;
+6. :class:`ReleaseSearch` and :func:`search_release` — the most informative generalisation
+   (plug-in route without ``delta``), retried at larger epsilons when a *proposed* epsilon fails
+   the held-out check;
+7. :func:`adopt_search` — the searched release replaces the watchdog's, record by record.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..estimators import CANDIDATES, ClassifierLift, DVLift, LiftEstimator, make_lift_estimator
+from ..exceptions import PrivacyWarning, ValidationError
+from ..release import Hierarchy, ReleaseNotMetWarning, ReleaseResult, find_release
+from ..watchdog import RecordScores, Watchdog, record_tradeoff, tradeoff
+
+__all__ = [
+    "ESTIMATORS",
+    "TARGET_LOSS",
+    "ReleaseSearch",
+    "adopt_search",
+    "choose_epsilon",
+    "estimate_log_lift",
+    "joint_sensitive",
+    "resolve_estimator",
+    "search_release",
+    "tradeoff_curve",
+    "watchdog_release",
+]
+
+ESTIMATORS = ("plugin", "classifier", "dv", "auto", *(c for c in CANDIDATES if c != "dv"))
+#: With no epsilon given, the audit proposes the smallest one whose release loses at most this
+#: share of the information in the observed columns (NMIL, plug-in) or of the records unchanged
+#: (learned estimators, whose records share no symbols).
+TARGET_LOSS = 0.10
+
+
+def joint_sensitive(
+    df: pd.DataFrame, sensitive: str | Sequence[str], observed: Sequence[str] | None
+) -> tuple[pd.DataFrame, str, Sequence[str] | None, list[str] | None]:
+    """``(df, sensitive, observed, components)``: a list of sensitive columns becomes one column
+    ``"a+b"`` holding their joint tuple ``"x|y"`` (``components`` lists them; None for one)."""
+    if isinstance(sensitive, str):
+        return df, sensitive, observed, None
+    components = list(sensitive)
+    absent = [c for c in components if c not in df.columns]
+    if absent:
+        raise ValidationError(f"`sensitive` must name columns of the data; got {absent}.")
+    joint = "+".join(components)
+    if observed is None:
+        observed = [c for c in df.columns if c not in components]
+    df = df.assign(**{joint: df[components].astype(str).agg("|".join, axis=1)})
+    return df, joint, observed, components if len(components) > 1 else None
+
+
+def resolve_estimator(name: str, rng: int) -> LiftEstimator | None:
+    """The estimator of ``estimator=NAME`` (None: the exact plug-in route)."""
+    if name not in ESTIMATORS:
+        raise ValidationError(f"`estimator` must be one of {ESTIMATORS}; got {name!r}.")
+    if name == "plugin":
+        return None
+    if name == "classifier":
+        return ClassifierLift(rng=rng)
+    if name == "dv":
+        return DVLift(rng=rng)
+    return make_lift_estimator(name, rng=rng)  # auto (#16) or one AutoLift family
+
+
+def estimate_log_lift(
+    frame: pd.DataFrame,
+    sensitive: str,
+    cols: list[str],
+    est: LiftEstimator | None,
+    max_levels: int | None,
+    rng: int,
+) -> tuple[Watchdog, np.ndarray, np.ndarray]:
+    """``(probe, risk, grid)``: the watchdog fitted once (epsilon = inf), every record's risk,
+    and a 40-point epsilon grid up to the 99.9 % quantile of the finite risks."""
+    probe = Watchdog(
+        epsilon=math.inf, sensitive=sensitive, observed=cols, max_levels=max_levels,
+        estimator=est, rng=rng,
+    )  # fmt: skip
+    probe.fit(frame)
+    risk = probe.score_samples(frame)
+    finite = risk[np.isfinite(risk)]
+    top = float(np.quantile(finite, 0.999)) if finite.size else 1.0
+    grid = np.unique(np.round(np.linspace(0.02, max(top, 0.1) * 1.05, 40), 4))
+    return probe, risk, grid
+
+
+def tradeoff_curve(
+    probe: Watchdog, plugin: bool, risk: np.ndarray, labels: pd.Series, grid: np.ndarray
+) -> pd.DataFrame:
+    """The exact tradeoff of the fitted joint (plug-in) or the record-level one."""
+    if plugin:
+        return tradeoff(probe.joint_.p, grid).to_frame()
+    return record_tradeoff(risk, labels, grid).to_frame()
+
+
+def choose_epsilon(curve: pd.DataFrame, plugin: bool) -> tuple[float, str]:
+    """The smallest threshold losing at most :data:`TARGET_LOSS`, with the reason in words."""
+    if plugin:
+        ok = curve[curve["nmil"] <= TARGET_LOSS]
+        if len(ok):
+            row = ok.iloc[0]
+            return float(row["threshold"]), (
+                f"smallest epsilon on the tradeoff curve whose release keeps at least "
+                f"{1 - TARGET_LOSS:.0%} of the information in the observed columns "
+                f"(NMIL = {row['nmil']:.3f}); its exact lift-privacy level is "
+                f"{row['effective_epsilon']:.3f} nats"
+            )
+    else:
+        ok = curve[curve["flagged_probability"] <= TARGET_LOSS]
+        if len(ok):
+            row = ok.iloc[0]
+            return float(row["threshold"]), (
+                f"smallest epsilon on the tradeoff curve that releases at least "
+                f"{1 - TARGET_LOSS:.0%} of the records unchanged "
+                f"({row['flagged_probability']:.1%} flagged)"
+            )
+    row = curve.iloc[-1]
+    return float(row["threshold"]), (
+        f"largest epsilon on the grid, since none loses at most {TARGET_LOSS:.0%}; the data "
+        "leak strongly: consider coarser observed columns"
+    )
+
+
+def watchdog_release(
+    probe: Watchdog,
+    frame: pd.DataFrame,
+    epsilon: float,
+    delta: float | None,
+    epsilon_max: float,
+) -> tuple[Watchdog, RecordScores, pd.DataFrame, np.ndarray, pd.DataFrame]:
+    """``(wd, scores, score_frame, flags, release)`` at ``epsilon``: the log-lift is already
+    estimated on these records, so only the threshold changes (no refit)."""
+    wd = probe.set_params(delta=delta, epsilon_max=epsilon_max).rethreshold(epsilon)
+    scores = wd.score_records(frame)
+    flags = wd.flag(frame)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        release = wd.transform(frame)
+    score_frame = scores.to_frame().drop(columns=["known"])
+    score_frame["flagged"] = flags
+    return wd, scores, score_frame, flags, release
+
+
+@dataclass
+class ReleaseSearch:
+    """:func:`privwatch.release.find_release` with the audit's settings fixed; a call searches
+    at one epsilon (``final=False``: no frontier or suggestions; ``data``: another table, no
+    held-out folds, as the attack's half-refit release)."""
+
+    source: pd.DataFrame
+    sensitive: str | list[str]
+    cols: list[str]
+    disclosure: str
+    max_suppressed: float
+    hierarchies: Mapping[str, str | Path | Hierarchy] | None
+    useful: str | None
+    local: bool
+    folds: int
+    held_out_tolerance: float
+    confidence: float | None
+    rng: int
+
+    def __call__(
+        self, eps: float, final: bool = True, data: pd.DataFrame | None = None
+    ) -> ReleaseResult:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyWarning)
+            warnings.simplefilter("ignore", ReleaseNotMetWarning)
+            return find_release(
+                self.source if data is None else data,
+                self.sensitive,
+                self.cols,
+                epsilon=eps,
+                disclosure=self.disclosure,
+                max_suppressed=self.max_suppressed,
+                hierarchies=self.hierarchies,
+                useful=self.useful,
+                local=self.local,
+                folds=self.folds if data is None else 0,
+                held_out_tolerance=self.held_out_tolerance,
+                frontier_epsilons=None if final else [],
+                suggest=final,
+                confidence=self.confidence,
+                rng=self.rng,
+            )
+
+
+def search_release(
+    search: ReleaseSearch, epsilon: float, reason: str, proposed: bool
+) -> tuple[ReleaseResult, float, str]:
+    """``(found, epsilon, reason)``. A *proposed* epsilon must also hold on held-out records:
+    when it does not, 1.5x, 2x and 3x are tried quickly and the first that holds is searched in
+    full (the reason says so). A release that is still not met raises ReleaseNotMetWarning."""
+    found = search(epsilon)
+    if proposed and not found.satisfied and found.held_out is not None:
+        for factor in (1.5, 2.0, 3.0):
+            if search(epsilon * factor, final=False).satisfied:
+                reason = (
+                    f"{reason}; raised {factor:g}x to {epsilon * factor:.3g} because at "
+                    f"{epsilon:.3g} the held-out breach probability was "
+                    f"{found.held_out.breach_probability:.1%}, above the tolerance "
+                    f"{search.held_out_tolerance:.0%}"
+                )
+                epsilon *= factor
+                found = search(epsilon)
+                break
+    if not found.satisfied:
+        warnings.warn("; ".join(found.reasons), ReleaseNotMetWarning, stacklevel=3)
+    return found, epsilon, reason
+
+
+def adopt_search(
+    found: ReleaseResult, frame: pd.DataFrame, cols: list[str], score_frame: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray]:
+    """``(release, score_frame, flags)`` of the searched release: its cells replace the
+    observed columns, its per-record columns replace the watchdog's risk and flag."""
+    release = pd.DataFrame(
+        {c: found.released[c].to_numpy() for c in cols}, index=frame.index, columns=cols
+    )
+    score_frame = score_frame.drop(columns=["risk", "flagged"])
+    for c in found.records.columns:
+        score_frame[c] = found.records[c].to_numpy()
+    return release, score_frame, found.records["flagged"].to_numpy()
+
+
+def settings_record(
+    options: dict[str, Any],
+    bins: Mapping[str, Any] | None,
+    hierarchies: Mapping[str, str | Path | Hierarchy] | None,
+) -> dict[str, Any]:
+    """The audit's settings as JSON-ready values (leakage.json ``settings``)."""
+    out = dict(options)
+    out["bins"] = {k: v if isinstance(v, int) else list(v) for k, v in (bins or {}).items()}
+    out["hierarchies"] = {
+        k: str(v) if not isinstance(v, Hierarchy) else "given"
+        for k, v in (hierarchies or {}).items()
+    }
+    return out
