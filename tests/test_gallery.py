@@ -14,6 +14,7 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,6 +36,9 @@ def test_config_states_paper_numbers(name: str) -> None:
 @pytest.mark.parametrize("name", gallery.available())
 def test_committed_record_has_paper_beside_ours(name: str) -> None:
     path = ROOT / "experiments" / name / "results.json"
+    if "not_recorded_because" in gallery.config(name):  # runnable, but no record yet: says why
+        assert not path.exists() and len(gallery.config(name)["not_recorded_because"]) > 20
+        return
     rec = json.loads(path.read_text())
     assert rec["experiment"] == name and not rec["quick"]
     cfg = gallery.config(name)
@@ -57,7 +61,7 @@ def test_reproduce_refuses_to_overwrite_and_the_package(tmp_path: Path) -> None:
         gallery.config("nope")
 
 
-def _agree(name: str, fresh: dict, tmp_path: Path) -> None:
+def _agree(name: str, fresh: dict[str, Any], tmp_path: Path) -> None:
     """Every ``noise`` entry: the fresh run is within the stated noise of the committed record."""
     committed = json.loads((ROOT / "experiments" / name / "results.json").read_text())["results"]
     for path, tol in gallery.config(name)["noise"].items():
@@ -107,8 +111,8 @@ def test_reproduce_after_plain_install_writes_only_out(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "src", src / "src", ignore=shutil.ignore_patterns("__pycache__"))
     for f in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / f, src / f)
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    venv = tmp_path / "venv"  # no pip nor setuptools of its own: this pip installs into it
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     py = venv / "bin" / "python"
     site = Path(
         subprocess.run(
@@ -124,9 +128,11 @@ def test_reproduce_after_plain_install_writes_only_out(tmp_path: Path) -> None:
     (site / "_privwatch_test_deps.pth").write_text("\n".join(sorted(deps)) + "\n")
     subprocess.run(
         [
-            py,
+            sys.executable,
             "-m",
             "pip",
+            "--python",
+            str(py),
             "install",
             "-q",
             "--no-deps",

@@ -1,151 +1,18 @@
-"""Romanelli, Chatzikokolakis, Palamidessi: the planar Laplace baselines and the exact optimum.
+"""Romanelli, Chatzikokolakis, Palamidessi Fig. 2, 6, 7, 9, 11, 12, 14: planar Laplace and no-noise
+Bayes errors, and the exact Bayes-optimal mechanism by LP.
 
-Bayes error (eq. 24-26) of the planar Laplace release (the paper's epsilons, eq. 30 and 32-34) and
-of the unobfuscated data, train and test, over 13^2 to 260^2 grid cells and 1, 10, 100 hits per
-point, on the synthetic 4-user set (L = 270 m, 173 m; grid over the 6.5 km square) and on Gowalla
-(L = 1,150 m, 518 m; grid over the 4.5 km square); the exact Bayes-optimal mechanism within each
-budget by linear programming on coarse output grids. The learned obfuscator of the paper is not
-part of this experiment.
+The code is privwatch.gallery.romanelli2020_baselines; its settings, the paper's numbers and the
+noise between two runs are in src/privwatch/gallery/configs/romanelli2020_baselines.json (shipped
+with the package). results.json and the figures in this folder are the committed record; a run
+writes only to --out.
 
-Run: python experiments/romanelli2020_baselines/run.py
+Run: python experiments/romanelli2020_baselines/run.py --out DIR [--quick]
+(the same as: privwatch reproduce romanelli2020_baselines --out DIR [--quick])
 """
 
-from __future__ import annotations
+import sys
 
-import json
-import math
-import time
-from pathlib import Path
-
-import numpy as np
-
-from privwatch.datasets import LocationData, load_gowalla_paris, synthetic_users, uniform_prior
-from privwatch.estimators import bayes_error_grid, grid_centres
-from privwatch.mechanisms import PlanarLaplace, optimal_bayes_mechanism
-from privwatch.plotting import save
-
-HERE = Path(__file__).parent
-
-
-def table(
-    points: np.ndarray,
-    users: np.ndarray,
-    mech: PlanarLaplace | None,
-    half: float,
-    cfg: dict,
-    rng: np.random.Generator,
-) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
-    for hits in cfg["hits"] if mech is not None else [1]:
-        src = np.repeat(points, hits, axis=0)
-        lab = np.repeat(users, hits)
-        z = mech.sample(src, rng) if mech is not None else src
-        row = {
-            f"{c}x{c}": bayes_error_grid(z, lab, bounds=(-half, half, -half, half), cells=c)
-            for c in cfg["grid_cells"]
-        }
-        row["empirical_distortion_m"] = float(np.linalg.norm(z - src, axis=1).mean())
-        out[f"{hits} hits"] = row
-    return out
-
-
-def optimum(
-    data: LocationData,
-    budget: float,
-    outputs: np.ndarray,
-    per_user: int | None,
-    rng: np.random.Generator,
-) -> dict[str, float]:
-    idx = np.arange(len(data.train))
-    if per_user is not None:
-        idx = np.concatenate(
-            [
-                rng.choice(np.flatnonzero(data.train_users == u), per_user, replace=False)
-                for u in np.unique(data.train_users)
-            ]
-        )
-    w, users = data.train[idx], data.train_users[idx]
-    prior = uniform_prior(users)
-    dist = np.linalg.norm(w[:, None] - outputs[None], axis=-1)
-    t0 = time.perf_counter()
-    res = optimal_bayes_mechanism(prior, dist, budget)
-    return {
-        "bayes_error": res.bayes_error,
-        "gap": res.gap,
-        "distortion_m": res.distortion,
-        "n_locations": len(w),
-        "n_outputs": len(outputs),
-        "seconds": time.perf_counter() - t0,
-    }
-
-
-def main() -> None:
-    cfg = json.loads((HERE / "config.json").read_text())
-    rng = np.random.default_rng(cfg["seed"])
-    results: dict[str, object] = {"config": cfg}
-    datasets = {
-        "synthetic": synthetic_users(rng=cfg["seed"]),
-        "gowalla": load_gowalla_paris(rng=cfg["seed"]),
-    }
-    import matplotlib.pyplot as plt
-
-    for name, data in datasets.items():
-        c = cfg[name]
-        half = c["bounds_m"]
-        block: dict[str, object] = {
-            "no_noise": {
-                "train": table(data.train, data.train_users, None, half, cfg, rng),
-                "test": table(data.test, data.test_users, None, half, cfg, rng),
-            }
-        }
-        fig, axes = plt.subplots(1, len(c["cases"]) + 1, figsize=(5 * (len(c["cases"]) + 1), 5))
-        axes[0].scatter(*data.test.T, c=data.test_users, s=4, cmap="tab10")
-        axes[0].set_title(f"{name}: test data, no noise")
-        for ax, case in zip(axes[1:], c["cases"], strict=True):
-            eps = math.log(2) / float(case["epsilon"].split("/")[1])
-            mech = PlanarLaplace(eps)
-            entry: dict[str, object] = {
-                "epsilon": eps,
-                "expected_distortion_m": mech.expected_distortion,
-                "laplace": {
-                    "train": table(data.train, data.train_users, mech, half, cfg, rng),
-                    "test": table(data.test, data.test_users, mech, half, cfg, rng),
-                },
-            }
-            if name == "synthetic":
-                o = c["optimum"]
-                ticks = np.arange(-o["half_width_m"], o["half_width_m"] + 1e-9, o["cell_m"])
-                outputs = np.array([(x, y) for x in ticks for y in ticks])
-                entry["optimum"] = optimum(data, case["L"], outputs, o["points_per_user"], rng)
-            else:
-                entry["optimum"] = {
-                    f"{k}x{k}": optimum(
-                        data, case["L"], grid_centres((-half, half, -half, half), k), None, rng
-                    )
-                    for k in c["optimum"]["output_cells"]
-                }
-            block[f"L={case['L']}"] = entry
-            z = mech.sample(data.test, rng)
-            ax.scatter(*z.T, c=data.test_users, s=4, cmap="tab10")
-            ax.set_title(f"planar Laplace, L = {case['L']} m")
-            print(name, case["L"], json.dumps(entry["optimum"]), flush=True)
-        for ax in axes:
-            ax.set_aspect("equal")
-            ax.set_xlabel("east (m)")
-            ax.set_ylabel("north (m)")
-        save(fig, HERE / f"{name}_scatter.png")
-        results[name] = block
-    (HERE / "results.json").write_text(json.dumps(results, indent=2))
-    for name in datasets:
-        for case in cfg[name]["cases"]:
-            e = results[name][f"L={case['L']}"]  # type: ignore[index]
-            print(
-                name,
-                case["L"],
-                "Laplace test 260x260, 100 hits:",
-                round(e["laplace"]["test"]["100 hits"]["260x260"], 3),
-            )
-
+from privwatch.gallery import main
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main(["romanelli2020_baselines", *sys.argv[1:]]))

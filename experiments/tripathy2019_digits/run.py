@@ -1,167 +1,18 @@
-"""Tripathy, Wang, Ishwar Fig. 8-9 on digit images: hide the digit, keep the pixels.
+"""Tripathy, Wang, Ishwar Fig. 8-9 on digit images: hide the digit, keep the pixels; the PPAN
+adversary next to a fresh attacker.
 
-W = Y = the image (scikit-learn's bundled 8x8 digits by default; set ``mnist_dir`` in config.json
-to local MNIST IDX files), X = the digit label. Mechanism: seed noise (20 uniforms) and image ->
-tanh MLP -> sigmoid image; adversary: tanh MLP -> softmax over 10 digits; distortion: mean pixel
-cross entropy; the Lagrangian loss of eq. (9), with (gamma = 2) and without (gamma = 0) the
-realism discriminator, over a range of lambda.
+The code is privwatch.gallery.tripathy2019_digits; its settings, the paper's numbers and the noise
+between two runs are in src/privwatch/gallery/configs/tripathy2019_digits.json (shipped with the
+package). results.json and the figures in this folder are the committed record; a run writes only
+to --out.
 
-Privacy on the *test* images, three ways: the accuracy of the PPAN adversary, the accuracy of a
-fresh attacker (scikit-learn MLP) trained on released training images, and the adversary's
-variational estimate H(X) + E log Q(X | Z) of I(X; Z) (nats). Figures: the tradeoff (Fig. 8)
-and a grid of releases over lambda (Fig. 9).
-
-Run: python experiments/tripathy2019_digits/run.py
+Run: python experiments/tripathy2019_digits/run.py --out DIR [--quick]
+(the same as: privwatch reproduce tripathy2019_digits --out DIR [--quick])
 """
 
-from __future__ import annotations
+import sys
 
-import json
-import time
-from pathlib import Path
-from typing import Any
-
-import numpy as np
-import torch
-
-from privwatch.adversarial import PPAN, CategoricalAdversary, SeedNoiseMechanism
-from privwatch.adversarial import pixel_cross_entropy as pce
-from privwatch.datasets import load_digit_images
-from privwatch.plotting import save
-
-HERE = Path(__file__).parent
-
-
-def mean_pixel_ce(y: Any, z: Any) -> Any:
-    return pce(y, z) / y.shape[1]
-
-
-def main() -> None:
-    import matplotlib.pyplot as plt
-    from sklearn.neural_network import MLPClassifier
-
-    torch.set_num_threads(1)
-    cfg = json.loads((HERE / "config.json").read_text())
-    data = load_digit_images(cfg["mnist_dir"], rng=cfg["seed"])
-    n_pix = data.train.shape[1]
-    counts = np.bincount(data.test_sensitive, minlength=10) / len(data.test_sensitive)
-    h_x = float(-(counts[counts > 0] * np.log(counts[counts > 0])).sum())
-    show = np.concatenate(
-        [np.flatnonzero(data.test_sensitive == d)[:1] for d in range(cfg["n_show"])]
-    )
-    results: dict[str, Any] = {"config": cfg, "n_train": len(data.train), "n_test": len(data.test)}
-    grids: dict[float, list[np.ndarray]] = {}
-    for gamma in cfg["gammas"]:
-        rows = []
-        grids[gamma] = [data.test[show]]
-        for lam in cfg["lambdas"]:
-            torch.manual_seed(cfg["seed"])
-            mech = SeedNoiseMechanism(
-                n_pix, n_pix, hidden=cfg["hidden"], noise_dim=cfg["noise_dim"]
-            )
-            mech.net = torch.nn.Sequential(
-                *[torch.nn.Tanh() if isinstance(m, torch.nn.ReLU) else m for m in mech.net],
-                torch.nn.Sigmoid(),
-            )
-            adv = CategoricalAdversary(n_pix, 10, hidden=cfg["hidden"])
-            disc = None
-            if gamma:
-                disc = torch.nn.Sequential(
-                    torch.nn.Linear(n_pix, cfg["discriminator_hidden"]),
-                    torch.nn.Tanh(),
-                    torch.nn.Linear(cfg["discriminator_hidden"], 1),
-                    torch.nn.Sigmoid(),
-                )
-            t0 = time.perf_counter()
-            ppan = PPAN(
-                mech,
-                adv,
-                mean_pixel_ce,
-                lam=lam,
-                discriminator=disc,
-                gamma=gamma,
-                rng=cfg["seed"],
-                **cfg["ppan"],
-            ).fit(data.train, data.train_sensitive, data.train)
-            seconds = time.perf_counter() - t0
-            z_test = ppan.release(data.test, rng=1)
-            z_train = ppan.release(data.train, rng=2)
-            with torch.no_grad():
-                logp = adv.log_posterior(torch.as_tensor(z_test, dtype=torch.float32))
-            adv_acc = float((logp.argmax(1).numpy() == data.test_sensitive).mean())
-            fresh = MLPClassifier((128,), max_iter=400, random_state=0).fit(
-                z_train, data.train_sensitive
-            )
-            fresh_acc = float(fresh.score(z_test, data.test_sensitive))
-            log_q = ppan.evaluate(data.test, data.test_sensitive, data.test)["log_likelihood"]
-            dist = float(
-                np.mean(
-                    -(
-                        data.test * np.log(np.clip(z_test, 1e-6, 1))
-                        + (1 - data.test) * np.log(np.clip(1 - z_test, 1e-6, 1))
-                    )
-                )
-            )
-            rows.append(
-                {
-                    "lambda": lam,
-                    "distortion": dist,
-                    "adversary_accuracy": adv_acc,
-                    "fresh_attacker_accuracy": fresh_acc,
-                    "mi_estimate": max(0.0, h_x + log_q),
-                    "seconds": seconds,
-                }
-            )
-            grids[gamma].append(z_test[show])
-            print(
-                f"gamma={gamma} lambda={lam}: distortion {dist:.3f}, adversary acc "
-                f"{adv_acc:.3f}, fresh attacker acc {fresh_acc:.3f}, MI est "
-                f"{rows[-1]['mi_estimate']:.3f} ({seconds:.0f} s)",
-                flush=True,
-            )
-        results[f"gamma={gamma}"] = rows
-    # Fig. 8: tradeoff
-    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
-    for gamma in cfg["gammas"]:
-        rows = results[f"gamma={gamma}"]
-        d = [r["distortion"] for r in rows]
-        ax[0].plot(
-            d,
-            [r["adversary_accuracy"] for r in rows],
-            "o-",
-            label=f"PPAN adversary, gamma={gamma:g}",
-        )
-        ax[0].plot(
-            d,
-            [r["fresh_attacker_accuracy"] for r in rows],
-            "x--",
-            label=f"fresh attacker, gamma={gamma:g}",
-        )
-        ax[1].plot(d, [r["mi_estimate"] for r in rows], "o-", label=f"gamma={gamma:g}")
-    ax[0].axhline(counts.max(), color="grey", ls=":", label="majority guess")
-    ax[0].set_xlabel("mean pixel cross entropy (test)")
-    ax[0].set_ylabel("digit accuracy on releases (test)")
-    ax[0].legend(fontsize=7)
-    ax[1].set_xlabel("mean pixel cross entropy (test)")
-    ax[1].set_ylabel("H(X) + E log Q(X|Z) (nats, test)")
-    ax[1].legend(fontsize=7)
-    save(fig, HERE / "tradeoff.png")
-    # Fig. 9: releases over lambda
-    for gamma, rows_img in grids.items():
-        fig, axes = plt.subplots(
-            len(rows_img), len(show), figsize=(1.1 * len(show), 1.1 * len(rows_img))
-        )
-        for i, imgs in enumerate(rows_img):
-            for j, img in enumerate(imgs):
-                axes[i, j].imshow(img.reshape(data.side, data.side), cmap="gray_r", vmin=0, vmax=1)
-                axes[i, j].set_xticks([])
-                axes[i, j].set_yticks([])
-            label = "original" if i == 0 else f"λ={cfg['lambdas'][i - 1]:g}"
-            axes[i, 0].set_ylabel(label, fontsize=7)
-        fig.suptitle(f"test releases, gamma = {gamma:g}", fontsize=9)
-        save(fig, HERE / f"releases_gamma{gamma:g}.png")
-    (HERE / "results.json").write_text(json.dumps(results, indent=2))
-
+from privwatch.gallery import main
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main(["tripathy2019_digits", *sys.argv[1:]]))

@@ -47,21 +47,22 @@ __all__ = [
 #: experiment name -> module of this package that runs it
 EXPERIMENTS: dict[str, str] = {
     "sadeghi2020_watchdog_mc": "sadeghi2020_watchdog_mc",
-    # "sadeghi2020_settings": "sadeghi2020_settings",
+    "sadeghi2020_settings": "sadeghi2020_settings",
     "hsu2019_compas_plugin": "hsu2019_compas_plugin",
     "hsu2019_funnel": "hsu2019_funnel",
     "hsu2019_compas": "hsu2019_compas",
-    # "romanelli2020_baselines": "romanelli2020_baselines",
+    "romanelli2020_baselines": "romanelli2020_baselines",
+    "romanelli2020_hits": "romanelli2020_baselines",
     "romanelli2020_obfuscation_synthetic": "romanelli2020_obfuscation",
     "romanelli2020_obfuscation_gowalla": "romanelli2020_obfuscation",
     "romanelli2020_cross_entropy": "romanelli2020_obfuscation",
-    # "romanelli2020_table2": "romanelli2020_obfuscation",
-    # "tripathy2019_symmetric_pair": "tripathy2019_symmetric_pair",
+    "romanelli2020_table2": "romanelli2020_obfuscation",
+    "tripathy2019_symmetric_pair": "tripathy2019_symmetric_pair",
     "tripathy2019_gaussian_scalar": "tripathy2019_gaussian",
     "tripathy2019_gaussian_vector": "tripathy2019_gaussian",
     "tripathy2019_gaussian_rate_distortion": "tripathy2019_gaussian",
-    # "tripathy2019_gaussian_paper": "tripathy2019_gaussian",
-    # "tripathy2019_digits": "tripathy2019_digits",
+    "tripathy2019_gaussian_paper": "tripathy2019_gaussian",
+    # "tripathy2019_digits": "tripathy2019_digits",  (record pending)
     "errata": "errata",
 }
 

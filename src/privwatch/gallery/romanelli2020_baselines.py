@@ -5,7 +5,8 @@ of the unobfuscated data, train and test, over 13^2 to 260^2 grid cells and 1, 1
 point (Fig. 6, 7, 9, 11, 12, 14: the Laplace and no-noise tables), on the synthetic 4-user set
 (L = 270 m, 173 m; grid over the 6.5 km square) and on Gowalla (L = 1,150 m, 518 m; grid over the
 4.5 km square); the exact Bayes-optimal mechanism within each budget by linear programming on
-coarse output grids. The learned obfuscator of the paper is experiment romanelli2020_obfuscation.
+coarse output grids (``with_optimum``: false skips it). The learned obfuscator of the paper is
+experiment romanelli2020_obfuscation_*.
 """
 
 from __future__ import annotations
@@ -111,7 +112,9 @@ def run(cfg: dict[str, Any], out: Path) -> dict[str, Any]:
                     "test": table(data.test, data.test_sensitive, mech, half, cfg, rng),
                 },
             }
-            if name == "synthetic":
+            if not cfg.get("with_optimum", True):
+                pass
+            elif name == "synthetic":
                 o = c["optimum"]
                 ticks = np.arange(-o["half_width_m"], o["half_width_m"] + 1e-9, o["cell_m"])
                 outputs = np.array([(x, y) for x in ticks for y in ticks])

@@ -30,7 +30,7 @@ from ..adversarial import Obfuscator
 from ..datasets import LocationData, load_gowalla_paris, synthetic_users, uniform_prior
 from ..estimators import bayes_error_grid, grid_centres
 from ..mechanisms import PlanarLaplace, optimal_bayes_mechanism
-from .fresh import fresh_attacker
+from .fresh import fresh_attacker, fresh_attacker_cv
 
 
 def ln2_over(spec: str) -> float:
@@ -244,6 +244,9 @@ def run_dataset(name: str, cfg: dict[str, Any], out: Path) -> dict[str, Any]:
         L = float(case["L"])
         results[f"L={case['L']}"] = entry
         results[f"L={case['L']}"]["scatter_test"] = {t: p.tolist() for t, p in panels}
+        results[f"L={case['L']}"]["fresh_attacker_cv"] = {
+            t: fresh_attacker_cv(p, data.test_sensitive, seed=seed) for t, p in panels
+        }
         draw_row(row, panels, data.test, data.test_sensitive, f"{name} test", L)
     save(fig, out / f"{name}_scatter.png")
     return results

@@ -88,6 +88,9 @@ def summarise(raw: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
             label: {
                 "fraction_satisfied": float(np.mean(c["satisfied"])),
                 "max_breach_probability": float(np.max(c["breach"])),
+                "max_breach_probability_when_satisfied": float(
+                    np.max(np.asarray(c["breach"])[np.asarray(c["satisfied"]) > 0])
+                ),
                 "max_abs_log_lift_p99": float(np.quantile(c["level"], 0.99)),
             }
             for label, c in checks.items()
