@@ -131,7 +131,7 @@ def test_plugin_matches_empirical_pmf_and_persists(tmp_path: Path) -> None:
 def test_plugin_leaves_the_callers_frame_untouched() -> None:
     df = pd.DataFrame({0: [1, 2, 1, 2] * 5})
     PluginLift().fit(df, [0, 1, 1, 0] * 5)
-    assert df.columns.tolist() == [0]  # the integer column name, not "0"
+    assert df.columns.equals(pd.Index([0]))  # the integer column name, not "0"
 
 
 def test_preprocessor_fitted_on_training_data_only() -> None:

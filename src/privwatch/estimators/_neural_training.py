@@ -59,7 +59,9 @@ class LiftTrainer(Trainer):
     def validation_step(self, epoch: int) -> dict[str, float]:
         self.network.eval()
         with torch.no_grad():
-            loss = self.loss_fn(self.network, *self.validation, generator=self.generator, evaluation=True)
+            loss = self.loss_fn(
+                self.network, *self.validation, generator=self.generator, evaluation=True
+            )
         return {"val_loss": float(loss)}
 
 
