@@ -247,7 +247,6 @@ def _saved_kinds(tmp: Path) -> dict[str, Callable[[], SavedKind]]:
 #: Kinds whose save/load is not yet routed through privwatch._serialization (their owner is
 #: named; /work/markers/h6-fixes.md): strict xfails, so the fix is noticed.
 NOT_CHECKED_YET = {
-    "PosteriorLift": "estimators/_posterior.py writes plain JSON (H4)",
     "MixtureLift": "estimators/_mixture.py writes plain JSON (H4)",
 }
 KINDS = ["PluginLift", "ClassifierLift", "DVLift", "PosteriorLift", "MixtureLift", "Obfuscator",

@@ -24,6 +24,7 @@ from privwatch.estimators import (
     make_lift_estimator,
     posterior_log_loss,
 )
+from privwatch.exceptions import TamperedFileError
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 BASELINES = ("quadratic_logistic", "gradient_boosting")
@@ -93,7 +94,7 @@ def test_quadratic_logistic_saves_as_json_and_reloads(tmp_path: Path) -> None:
     back = PosteriorLift.load(tmp_path / "m.json")
     assert np.allclose(back.log_lift(frame), est.log_lift(frame))
     (tmp_path / "bad.json").write_text('{"kind": "DVLift"}')
-    with pytest.raises(ValidationError, match="must hold a saved PosteriorLift"):
+    with pytest.raises(TamperedFileError, match="must be an intact privwatch model file"):
         PosteriorLift.load(tmp_path / "bad.json")
 
 

@@ -3,7 +3,6 @@ trees, each regularised by cross-validated log-loss (the baselines of issue #16)
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +13,11 @@ from scipy.special import log_softmax
 
 from .._base import check_is_fitted
 from .._rng import RNGLike, check_rng
-from .._validation import check_positive_int
+from .._serialization import check_array, read_model, reconstructing, write_model
+from .._validation import check_positive, check_positive_int
 from ..exceptions import ValidationError
 from ._base import FloatArray, LiftEstimator
-from ._neural import normalize_log_lift
+from ._neural import _checked_preprocessor, normalize_log_lift
 from ._preprocess import TabularPreprocessor, as_frame
 
 __all__ = ["FAMILIES", "PosteriorLift"]
@@ -235,39 +235,62 @@ class PosteriorLift(LiftEstimator):
         params["rng"] = None
         params["grid"] = None if self.grid is None else list(self.grid)
         state = {
-            "kind": "PosteriorLift",
             "params": params,
             "sensitive_labels": self.sensitive_labels_,
-            "prior": self.prior_.tolist(),
             "preprocessor": self.preprocessor_.to_dict(),
             "C": self.C_,
-            "powers": self.powers_.tolist(),
-            "scaler": [self.scaler_[0].tolist(), self.scaler_[1].tolist()],
-            "coef": self.coef_.tolist(),
-            "intercept": self.intercept_.tolist(),
         }
-        Path(path).write_text(json.dumps(state))
+        arrays = {
+            "prior": np.asarray(self.prior_, dtype=np.float64),
+            "powers": np.asarray(self.powers_, dtype=np.int64),
+            "mean": np.asarray(self.scaler_[0]),
+            "scale": np.asarray(self.scaler_[1]),
+            "coef": np.asarray(self.coef_),
+            "intercept": np.asarray(self.intercept_),
+        }
+        write_model(path, "PosteriorLift", state, arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> PosteriorLift:
-        state = json.loads(Path(path).read_text())
-        if state.get("kind") != "PosteriorLift":
-            raise ValidationError(
-                f"`path` must hold a saved PosteriorLift; got {state.get('kind')!r}."
-            )
-        params = state["params"]
-        if params.get("grid") is not None:
-            params["grid"] = tuple(params["grid"])
-        est = cls(**params)
-        est.sensitive_labels_ = state["sensitive_labels"]
-        est.prior_ = np.asarray(state["prior"])
-        est.preprocessor_ = TabularPreprocessor.from_dict(state["preprocessor"])
-        est.C_ = float(state["C"])
-        est.cv_log_loss_ = {}
-        est.powers_ = np.asarray(state["powers"], dtype=np.int64)
-        est.scaler_ = (np.asarray(state["scaler"][0]), np.asarray(state["scaler"][1]))
-        est.coef_ = np.asarray(state["coef"])
-        est.intercept_ = np.asarray(state["intercept"])
+        """Load a file written by :meth:`save`; a tampered or truncated file raises
+        :class:`~privwatch.exceptions.TamperedFileError` (see :mod:`privwatch._serialization`):
+        every array's shape is checked against the preprocessor and the labels."""
+        state, arrays = read_model(path, "PosteriorLift")
+        with reconstructing(path):
+            params = dict(state["params"])
+            if params.get("grid") is not None:
+                params["grid"] = tuple(params["grid"])
+            est = cls(**params)
+            if est.family != "quadratic_logistic":
+                raise ValueError(f"family {est.family!r} is not saveable")
+            labels = list(state["sensitive_labels"])
+            pre = _checked_preprocessor(state["preprocessor"])
+            n_s, d = len(labels), pre.n_features_
+            prior = check_array(path, arrays, "prior", ndim=1, low=0.0)
+            if prior.shape != (n_s,) or not (
+                n_s >= 2 and prior.min() > 0 and abs(float(prior.sum()) - 1.0) <= 1e-9
+            ):
+                raise ValueError("the prior must be a positive pmf over the sensitive labels")
+            powers = check_array(path, arrays, "powers", ndim=2, low=0)
+            k = powers.shape[0]
+            if powers.shape != (k, d) or not (k and powers.max() <= 2 and powers.sum(1).max() <= 2):
+                raise ValueError("powers must be the degree-2 monomials of the features")
+            mean = check_array(path, arrays, "mean", ndim=1)
+            scale = check_array(path, arrays, "scale", ndim=1)
+            coef = check_array(path, arrays, "coef", ndim=2)
+            intercept = check_array(path, arrays, "intercept", ndim=1)
+            if mean.shape != (k,) or scale.shape != (k,) or not scale.min() > 0:
+                raise ValueError("the scaler must hold k means and k positive scales")
+            if coef.shape != (n_s, k) or intercept.shape != (n_s,):
+                raise ValueError("coef and intercept must have one row per sensitive label")
+            est.sensitive_labels_ = labels
+            est.prior_ = prior
+            est.preprocessor_ = pre
+            est.C_ = check_positive(state["C"], "C")
+            est.cv_log_loss_ = {}
+            est.powers_ = powers
+            est.scaler_ = (mean, scale)
+            est.coef_, est.intercept_ = coef, intercept
         return est
 
 
