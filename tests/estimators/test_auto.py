@@ -238,7 +238,7 @@ def test_gaussian_mixture_family_where_it_is_well_specified(tmp_path: Path) -> N
     est.save(tmp_path / "m.json")
     back = MixtureLift.load(tmp_path / "m.json")
     assert np.allclose(back.log_lift(x_te), est.log_lift(x_te))
-    with pytest.raises(ValidationError, match="must hold a saved MixtureLift"):
+    with pytest.raises(TamperedFileError, match="not a MixtureLift"):
         PosteriorLift(C=1.0, rng=0).fit(x, s).save(tmp_path / "q.json")
         MixtureLift.load(tmp_path / "q.json")
 

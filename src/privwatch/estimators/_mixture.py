@@ -3,7 +3,6 @@ analysis), its size and covariance shape chosen by cross-validated posterior log
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +13,11 @@ from scipy.special import logsumexp
 
 from .._base import check_is_fitted
 from .._rng import RNGLike, check_rng
+from .._serialization import check_array, read_model, reconstructing, write_model
 from .._validation import check_positive_int
 from ..exceptions import ValidationError
 from ._base import FloatArray, LiftEstimator
+from ._neural import _checked_preprocessor
 from ._preprocess import TabularPreprocessor, as_frame
 
 __all__ = ["COVARIANCES", "MixtureLift"]
@@ -195,51 +196,65 @@ class MixtureLift(LiftEstimator):
         params["components"] = list(self.components)
         params["covariances"] = list(self.covariances)
         state = {
-            "kind": "MixtureLift",
             "params": params,
             "sensitive_labels": self.sensitive_labels_,
-            "prior": self.prior_.tolist(),
             "preprocessor": self.preprocessor_.to_dict(),
             "selected": [self.n_components_, self.covariance_],
-            "mixtures": [
-                {
-                    "weights": m.weights_.tolist(),
-                    "means": m.means_.tolist(),
-                    "precisions_cholesky": np.asarray(m.precisions_cholesky_).tolist(),
-                }
-                for m in self.mixtures_
-            ],
         }
-        Path(path).write_text(json.dumps(state))
+        arrays: dict[str, Any] = {"prior": np.asarray(self.prior_, dtype=np.float64)}
+        for k, m in enumerate(self.mixtures_):
+            arrays[f"{k}.weights"] = np.asarray(m.weights_, dtype=np.float64)
+            arrays[f"{k}.means"] = np.asarray(m.means_, dtype=np.float64)
+            arrays[f"{k}.precisions_cholesky"] = np.asarray(m.precisions_cholesky_, np.float64)
+        write_model(path, "MixtureLift", state, arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> MixtureLift:
-        """Load a model written by :meth:`save` (plain JSON; shapes checked)."""
+        """Load a file written by :meth:`save`; a tampered or truncated file raises
+        :class:`~privwatch.exceptions.TamperedFileError` (see :mod:`privwatch._serialization`):
+        weights, means and Cholesky factors are checked against the covariance shape."""
         from sklearn.mixture import GaussianMixture
 
-        state = json.loads(Path(path).read_text())
-        if state.get("kind") != "MixtureLift":
-            kind = state.get("kind")
-            raise ValidationError(f"`path` must hold a saved MixtureLift; got {kind!r}.")
-        params = state["params"]
-        params["components"] = tuple(params["components"])
-        params["covariances"] = tuple(params["covariances"])
-        est = cls(**params)
-        est.sensitive_labels_ = list(state["sensitive_labels"])
-        est.prior_ = np.asarray(state["prior"], dtype=np.float64)
-        est.preprocessor_ = TabularPreprocessor.from_dict(state["preprocessor"])
-        est.n_components_, est.covariance_ = int(state["selected"][0]), str(state["selected"][1])
-        if est.covariance_ not in COVARIANCES or len(state["mixtures"]) != len(est.prior_):
-            raise ValidationError("`path` holds an inconsistent MixtureLift.")
-        est.cv_log_loss_ = {}
-        est.mixtures_ = []
-        d = est.preprocessor_.n_features_
-        for m in state["mixtures"]:
-            gm = GaussianMixture(len(m["weights"]), covariance_type=est.covariance_)
-            gm.weights_ = np.asarray(m["weights"], dtype=np.float64)
-            gm.means_ = np.asarray(m["means"], dtype=np.float64)
-            gm.precisions_cholesky_ = np.asarray(m["precisions_cholesky"], dtype=np.float64)
-            if gm.means_.shape != (len(gm.weights_), d):
-                raise ValidationError("`path` holds an inconsistent MixtureLift.")
-            est.mixtures_.append(gm)
+        state, arrays = read_model(path, "MixtureLift")
+        with reconstructing(path):
+            params = dict(state["params"])
+            params["components"] = tuple(params["components"])
+            params["covariances"] = tuple(params["covariances"])
+            est = cls(**params)
+            labels = list(state["sensitive_labels"])
+            pre = _checked_preprocessor(state["preprocessor"])
+            n_s, d = len(labels), pre.n_features_
+            prior = check_array(path, arrays, "prior", ndim=1, low=0.0)
+            if prior.shape != (n_s,) or not (
+                n_s >= 2 and prior.min() > 0 and abs(float(prior.sum()) - 1.0) <= 1e-9
+            ):
+                raise ValueError("the prior must be a positive pmf over the sensitive labels")
+            n_comp, cov = state["selected"]
+            if cov not in COVARIANCES or len(arrays) != 1 + 3 * n_s:
+                raise ValueError("the stored mixtures do not match the labels")
+            mixtures = []
+            for k in range(n_s):
+                w = check_array(path, arrays, f"{k}.weights", ndim=1, low=0.0)
+                c = len(w)
+                means = check_array(path, arrays, f"{k}.means", ndim=2)
+                shape = {"spherical": (c,), "diag": (c, d), "full": (c, d, d)}[cov]
+                chol = check_array(path, arrays, f"{k}.precisions_cholesky", ndim=len(shape))
+                diag = chol if cov != "full" else np.diagonal(chol, axis1=1, axis2=2)
+                if not (
+                    c >= 1
+                    and abs(float(w.sum()) - 1.0) <= 1e-9
+                    and means.shape == (c, d)
+                    and chol.shape == shape
+                    and diag.min() > 0
+                ):
+                    raise ValueError(f"mixture {k} is inconsistent")
+                gm = GaussianMixture(c, covariance_type=cov)
+                gm.weights_, gm.means_, gm.precisions_cholesky_ = w, means, chol
+                mixtures.append(gm)
+            est.sensitive_labels_ = labels
+            est.prior_ = prior
+            est.preprocessor_ = pre
+            est.n_components_, est.covariance_ = check_positive_int(n_comp, "n_components"), cov
+            est.cv_log_loss_ = {}
+            est.mixtures_ = mixtures
         return est
