@@ -78,7 +78,7 @@ def release_hash(relation: str, row: str) -> str:
         [f"CAST({c} AS VARCHAR)" for c in HASHED[:-2]]
         + ["CAST(release_risk AS DOUBLE)", "CAST(release_flagged AS BOOLEAN)"]
     )
-    q = f"SELECT count(*), sum(hash({row}, {cols})) FROM (SELECT *, {row} FROM {relation})"
+    q = f"SELECT count(*), sum(hash(rn, {cols})) FROM (SELECT *, {row} AS rn FROM {relation})"
     n, h = duckdb.sql(q).fetchall()[0]
     return f"{n}:{h}"
 
@@ -153,7 +153,7 @@ def postgres_release_hash(url: str, table: str, work: Path) -> str:
     ):
         for block in cp:
             fh.write(block)
-    h = release_hash(f"read_csv('{csv}')", "__privwatch_row + 1 AS rn")
+    h = release_hash(f"read_csv('{csv}')", "__privwatch_row + 1")
     csv.unlink()
     return h
 
@@ -208,7 +208,7 @@ def compare(path: Path, engines_: list[str], epsilon: float, work: Path) -> dict
             else:
                 files = f"'{out}/*.parquet'" if out.is_dir() else f"'{out}'"
                 row["release_hash"] = release_hash(
-                    f"read_parquet({files})", "row_number() OVER () AS rn"
+                    f"read_parquet({files})", "row_number() OVER ()"
                 )
                 shutil.rmtree(out) if out.is_dir() else out.unlink()
         res[eng] = row

@@ -131,8 +131,12 @@ def _label_sql(
         mapping.to_sql(tmp, con.conn, if_exists="replace", index=False)
         table = ".".join(quote(p) for p in str(src.table).split("."))
         extra = [c for c in mapping.columns if c not in on]
+        # plain equality (hash-joinable) where the mapping has no missing key: a NULL record
+        # value then matches nothing either way; the null-safe form only where it is needed
         cond = " AND ".join(
-            f"(t.{quote(k)} = m.{quote(k)} OR (t.{quote(k)} IS NULL AND m.{quote(k)} IS NULL))"
+            f"t.{quote(k)} = m.{quote(k)}"
+            if mapping[k].notna().all()
+            else f"(t.{quote(k)} = m.{quote(k)} OR (t.{quote(k)} IS NULL AND m.{quote(k)} IS NULL))"
             for k in on
         )
         left = "t.*" if keep is None else ", ".join(f"t.{quote(c)}" for c in keep)
