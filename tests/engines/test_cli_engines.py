@@ -70,11 +70,18 @@ def _same_release(labelled: pd.DataFrame, reference: pd.DataFrame) -> None:
     assert labelled["release_flagged"].astype(bool).tolist() == reference["flagged"].tolist()
 
 
-@pytest.mark.parametrize("engine", ["duckdb", "polars", "pandas"])
+@pytest.mark.parametrize(
+    "engine", ["duckdb", "polars", "pandas", pytest.param("spark", marks=pytest.mark.slow)]
+)
 def test_parquet_glob_in_the_engine_releases_like_the_in_memory_audit(
     lake: tuple[pd.DataFrame, Path, pd.DataFrame], tmp_path: Path, engine: str
 ) -> None:
     df, d, reference = lake
+    if engine == "spark":
+        pyspark_sql = pytest.importorskip("pyspark.sql")
+        pyspark_sql.SparkSession.builder.master("local[2]").config(
+            "spark.ui.enabled", "false"
+        ).getOrCreate()
     doc = _audit(str(d / "part-*.parquet"), "--engine", engine, "--out", str(tmp_path))
     assert doc["engine"] == engine and doc["n_records"] == len(df)
     assert doc["files"] == ["leakage.json", "release.parquet"]
