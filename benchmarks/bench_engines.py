@@ -61,11 +61,9 @@ def generate(path: Path, rows: int) -> None:
 
 def hand_sql(path: Path) -> pd.DataFrame:
     keys = ", ".join([*OBS, *SENS])
-    return (
-        duckdb.connect()
-        .sql(f"SELECT {keys}, count(*) AS count FROM read_parquet('{path}') GROUP BY {keys}")
-        .df()
-    )
+    q = f"SELECT {keys}, count(*) AS count FROM read_parquet('{path}') GROUP BY {keys}"
+    out: pd.DataFrame = duckdb.connect().sql(q).df()
+    return out
 
 
 def digest(t: pd.DataFrame) -> str:
@@ -79,7 +77,7 @@ def release_hash(relation: str, row: str) -> str:
         + ["CAST(release_risk AS DOUBLE)", "CAST(release_flagged AS BOOLEAN)"]
     )
     q = f"SELECT count(*), sum(hash(rn, {cols})) FROM (SELECT *, {row} AS rn FROM {relation})"
-    n, h = duckdb.sql(q).fetchall()[0]
+    n, h = duckdb.connect().execute(q).fetchall()[0]
     return f"{n}:{h}"
 
 
@@ -207,9 +205,7 @@ def compare(path: Path, engines_: list[str], epsilon: float, work: Path) -> dict
                 row["release_hash"] = postgres_release_hash(url, "bench_released", work)
             else:
                 files = f"'{out}/*.parquet'" if out.is_dir() else f"'{out}'"
-                row["release_hash"] = release_hash(
-                    f"read_parquet({files})", "row_number() OVER ()"
-                )
+                row["release_hash"] = release_hash(f"read_parquet({files})", "row_number() OVER ()")
                 shutil.rmtree(out) if out.is_dir() else out.unlink()
         res[eng] = row
         print(eng, json.dumps(row), flush=True)
