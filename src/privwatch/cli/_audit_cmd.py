@@ -18,6 +18,7 @@ from ..report import (
 )
 from ._io import console, fail, read_table
 
+
 def apply_command(
     mechanism: Annotated[Path, typer.Argument(help="JSON written by audit --save-mechanism.")],
     data: Annotated[Path, typer.Argument(help="New records: CSV, Excel, Parquet or JSONL.")],
