@@ -261,3 +261,28 @@ def test_reproduce_list_and_unknown() -> None:
     assert "sadeghi2020_watchdog_mc" in res.stdout and "hsu2019_compas" in res.stdout
     res = runner.invoke(app, ["reproduce", "nope"])
     assert res.exit_code == 2 and "NAME must be one of" in res.stderr
+
+
+@pytest.mark.parametrize("estimator", ["classifier", "auto"])
+def test_learned_route_writes_the_report(tmp_path: Path, estimator: str) -> None:
+    # regression: the report template read a plug-in-only summary field and crashed every
+    # learned route while writing report.html
+    out = tmp_path / "out"
+    data = _csv(tmp_path, _table(n=300))
+    res = _audit(
+        str(data),
+        "--sensitive",
+        "s",
+        "--estimator",
+        estimator,
+        "--epsilon",
+        "1.0",
+        "--out",
+        str(out),
+    )
+    assert res.exit_code in (0, 3), res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    html = (out / "report.html").read_text()
+    assert "distinct observed value tuples" not in html
+    leak = json.loads((out / "leakage.json").read_text())
+    assert leak["status"] in ("met", "not_met")
