@@ -188,3 +188,14 @@ def test_reproduce_after_plain_install_writes_only_out(tmp_path: Path) -> None:
     ]
     assert new_outputs == [], new_outputs
     assert json.loads((out / "results.json").read_text())["quick"] is True
+
+
+def test_an_experiment_leaves_the_callers_torch_rng_alone() -> None:
+    torch = pytest.importorskip("torch")
+    from privwatch.gallery import _caller_rng_kept
+
+    before = torch.get_rng_state()
+    with _caller_rng_kept():
+        torch.manual_seed(12345)  # what the PPAN experiments do for their initial weights
+        torch.rand(3)
+    assert torch.equal(torch.get_rng_state(), before)

@@ -34,7 +34,8 @@ __all__ = [
 DEFAULT_ATOL = 1e-8
 
 
-def _short(value: Any) -> str:
+def short_repr(value: Any) -> str:
+    """``repr(value)`` cut to 80 characters, for quoting a bad value in an error message."""
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
@@ -44,7 +45,9 @@ def _as_float_array(x: ArrayLike, name: str) -> NDArray[np.float64]:
     try:
         raw = np.asarray(x)
     except (TypeError, ValueError):
-        raise ValidationError(f"`{name}` must be an array of numbers; got {_short(x)}.") from None
+        raise ValidationError(
+            f"`{name}` must be an array of numbers; got {short_repr(x)}."
+        ) from None
     if raw.dtype.kind == "c":
         raise ValidationError(
             f"`{name}` must be an array of real numbers; got complex dtype {raw.dtype}."
@@ -53,7 +56,7 @@ def _as_float_array(x: ArrayLike, name: str) -> NDArray[np.float64]:
         raw.dtype.kind != "O" or not all(isinstance(v, numbers.Real) for v in raw.flat)
     ):
         raise ValidationError(
-            f"`{name}` must be an array of numbers; got dtype {raw.dtype} ({_short(x)})."
+            f"`{name}` must be an array of numbers; got dtype {raw.dtype} ({short_repr(x)})."
         )
     return np.asarray(raw, dtype=np.float64)
 
@@ -128,7 +131,7 @@ def check_atol(atol: Any, name: str = "atol") -> float:
     x = _real(atol, name, "a non-negative finite number below 1")
     if not (0.0 <= x < 1.0):
         raise ValidationError(
-            f"`{name}` must be a non-negative finite number below 1; got {_short(atol)}."
+            f"`{name}` must be a non-negative finite number below 1; got {short_repr(atol)}."
         )
     return x
 
@@ -151,7 +154,7 @@ def check_mask(mask: ArrayLike, size: int, name: str = "mask") -> NDArray[np.boo
 
 def _real(value: Any, name: str, requirement: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValidationError(f"`{name}` must be {requirement}; got {_short(value)}.")
+        raise ValidationError(f"`{name}` must be {requirement}; got {short_repr(value)}.")
     return float(value)
 
 
@@ -160,7 +163,7 @@ def check_positive(value: Any, name: str, *, allow_inf: bool = False) -> float:
     requirement = "a positive number" if allow_inf else "a positive finite number"
     x = _real(value, name, requirement)
     if not (x > 0) or (math.isinf(x) and not allow_inf):
-        raise ValidationError(f"`{name}` must be {requirement}; got {_short(value)}.")
+        raise ValidationError(f"`{name}` must be {requirement}; got {short_repr(value)}.")
     return x
 
 
@@ -169,7 +172,7 @@ def check_nonnegative(value: Any, name: str, *, allow_inf: bool = False) -> floa
     requirement = "a non-negative number" if allow_inf else "a non-negative finite number"
     x = _real(value, name, requirement)
     if not (x >= 0) or (math.isinf(x) and not allow_inf):
-        raise ValidationError(f"`{name}` must be {requirement}; got {_short(value)}.")
+        raise ValidationError(f"`{name}` must be {requirement}; got {short_repr(value)}.")
     return x
 
 
@@ -177,7 +180,7 @@ def check_probability(value: Any, name: str) -> float:
     """A number in [0, 1]."""
     x = _real(value, name, "a number in [0, 1]")
     if not (0.0 <= x <= 1.0):
-        raise ValidationError(f"`{name}` must be a number in [0, 1]; got {_short(value)}.")
+        raise ValidationError(f"`{name}` must be a number in [0, 1]; got {short_repr(value)}.")
     return x
 
 
@@ -192,7 +195,7 @@ def check_open_fraction(value: Any, name: str) -> float:
 def check_positive_int(value: Any, name: str) -> int:
     """A positive int (epochs, batch sizes, grid cells, ...); numpy integers are accepted."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValidationError(f"`{name}` must be a positive int; got {_short(value)}.")
+        raise ValidationError(f"`{name}` must be a positive int; got {short_repr(value)}.")
     return int(value)
 
 
@@ -237,7 +240,7 @@ def check_alpha(alpha: Any, name: str = "alpha") -> float:
     """An order alpha in (0, inf]; alpha = 1 is the Shannon limit and alpha = inf the max limit."""
     x = _real(alpha, name, "a number in (0, inf]")
     if not (x > 0):
-        raise ValidationError(f"`{name}` must be a number in (0, inf]; got {_short(alpha)}.")
+        raise ValidationError(f"`{name}` must be a number in (0, inf]; got {short_repr(alpha)}.")
     return x
 
 
@@ -248,7 +251,7 @@ def check_base(base: Any) -> float | None:
     x = _real(base, "base", "None or a positive finite number other than 1")
     if not (x > 0) or x == 1 or math.isinf(x):
         raise ValidationError(
-            f"`base` must be None or a positive finite number other than 1; got {_short(base)}."
+            f"`base` must be None or a positive finite number other than 1; got {short_repr(base)}."
         )
     return x
 
@@ -258,12 +261,12 @@ def check_specs(specs: Any, name: str) -> list[tuple[str, str]]:
     non-empty; ``name`` is the option the messages name (``--bins``)."""
     if isinstance(specs, str) or not isinstance(specs, (list, tuple)):
         raise ValidationError(
-            f"`{name}` must be a list of NAME=VALUE strings; got {_short(specs)}."
+            f"`{name}` must be a list of NAME=VALUE strings; got {short_repr(specs)}."
         )
     out = []
     for spec in specs:
         if not isinstance(spec, str):
-            raise ValidationError(f"`{name}` must hold NAME=VALUE strings; got {_short(spec)}.")
+            raise ValidationError(f"`{name}` must hold NAME=VALUE strings; got {short_repr(spec)}.")
         key, sep, value = spec.partition("=")
         if not sep or not key or not value:
             raise ValidationError(f"`{name}` must look like NAME=VALUE; got {spec!r}.")

@@ -7,8 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
-from ..report import AuditResult, SourceAudit, next_steps
-from ..report._words import fmt, pct, pct_ci
+from ..report import AuditResult, SourceAudit, fmt, next_steps, pct, pct_ci
 from ._io import console
 
 __all__ = ["print_release", "print_source", "print_watchdog", "summary_json"]

@@ -26,7 +26,8 @@ import argparse
 import importlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -163,6 +164,21 @@ def _finite(obj: Any) -> Any:
     return obj
 
 
+@contextmanager
+def _caller_rng_kept() -> Iterator[None]:
+    """Run an experiment without touching the caller's torch random state: some experiments
+    seed torch's global generator for their modules' initial weights (as the papers' scripts
+    do); the caller's state is restored on exit, exception or not (``fork_rng``). No experiment
+    uses NumPy's global state (each takes a seeded ``numpy.random.Generator``)."""
+    try:
+        import torch
+    except ImportError:  # the torch-free experiments
+        yield
+        return
+    with torch.random.fork_rng(devices=[]):
+        yield
+
+
 def reproduce(
     name: str,
     out: str | Path,
@@ -209,7 +225,8 @@ def reproduce(
     out_path.mkdir(parents=True, exist_ok=True)
     before = set(out_path.iterdir())
     module = importlib.import_module(f"{__name__}.{EXPERIMENTS[name]}")
-    ours: dict[str, Any] = module.run(settings, out_path)
+    with _caller_rng_kept():
+        ours: dict[str, Any] = module.run(settings, out_path)
     results = {
         "experiment": name,
         "title": cfg["title"],

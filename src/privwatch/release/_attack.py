@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike
 from scipy.stats import norm
 
 from .._rng import RNGLike, check_rng
-from .._validation import _short, check_open_fraction, check_positive_int
+from .._validation import check_open_fraction, check_positive_int, short_repr
 from ..exceptions import ValidationError
 from ..measures import guessing_probability
 
@@ -57,7 +57,7 @@ def wilson_interval(
     ):
         raise ValidationError(
             "`n_success` must be an int between 0 and `n_total`; "
-            f"got {_short(n_success)} of {n_total}."
+            f"got {short_repr(n_success)} of {n_total}."
         )
     z = float(norm.ppf(0.5 * (1.0 + check_open_fraction(confidence_level, "confidence_level"))))
     denominator = n_total + z * z
@@ -125,7 +125,7 @@ def _check_frame(frame: Any, name: str, columns: Sequence[str]) -> pd.DataFrame:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise ValidationError(
-            f"`{name}` must have the column {missing[0]!r}; got columns {_short(list(frame))}."
+            f"`{name}` must have the column {missing[0]!r}; got columns {short_repr(list(frame))}."
         )
     return frame
 
@@ -195,7 +195,7 @@ def inference_attack(
     if not qis:
         raise ValidationError("`quasi_identifiers` must name at least one column; got none.")
     if not isinstance(sensitive, str):
-        raise ValidationError(f"`sensitive` must be one column name; got {_short(sensitive)}.")
+        raise ValidationError(f"`sensitive` must be one column name; got {short_repr(sensitive)}.")
     if sensitive in qis:
         raise ValidationError(f"`sensitive` must not be a quasi-identifier; got {sensitive!r}.")
     columns = [*qis, sensitive]

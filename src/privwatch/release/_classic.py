@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from .._validation import _short, check_nonnegative
+from .._validation import check_nonnegative, short_repr
 from ..exceptions import ValidationError
 from ..measures import classic as mc
 
@@ -110,12 +110,12 @@ class ClassicReport:
 def _names(value: Any, name: str, frame: pd.DataFrame) -> tuple[str, ...]:
     names = (value,) if isinstance(value, str) else tuple(value) if value is not None else ()
     if not names:
-        raise ValidationError(f"`{name}` must name at least one column; got {_short(value)}.")
+        raise ValidationError(f"`{name}` must name at least one column; got {short_repr(value)}.")
     missing = [n for n in names if n not in frame.columns]
     if missing:
         raise ValidationError(
             f"`{name}` must name columns of `frame`; got {missing[0]!r} (columns: "
-            f"{_short(list(frame.columns))})."
+            f"{short_repr(list(frame.columns))})."
         )
     return names
 

@@ -14,6 +14,11 @@ from ._prepare import MISSING_POLICIES, prepare_table
 from ._schema import SCHEMA
 from ._source import SourceAudit, audit_source, write_source_audit
 from ._stamp import file_sha256, privwatch_version
+
+# number words shared with the CLI's printer (re-exported, not part of the audited API)
+from ._words import fmt as fmt
+from ._words import pct as pct
+from ._words import pct_ci as pct_ci
 from ._write import OUTPUT_FILES, check_writable, leakage_payload, write_audit
 
 __all__ = [
