@@ -102,7 +102,7 @@ def lookup(results: dict[str, Any], path: str) -> Any:
     """The value at a ``/``-separated ``path`` of a results dict (keys may not contain ``/``)."""
     node: Any = results
     for key in path.split("/"):
-        if isinstance(node, list):
+        if isinstance(node, list) and key.isdigit() and int(key) < len(node):
             node = node[int(key)]
         elif isinstance(node, dict) and key in node:
             node = node[key]

@@ -16,6 +16,7 @@ mechanism step) and a ``FactoredMechanism`` over W = (X, Y) (``observed_shape``)
 from __future__ import annotations
 
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -71,13 +72,18 @@ def run(cfg: dict[str, Any], out: Path) -> dict[str, Any]:
         t_ppan = time.perf_counter() - t0
         rows: list[dict[str, Any]] = []
         for delta, data, ppan in zip(deltas, sets, fitted, strict=True):
-            conv = optimal_privacy_mechanism(data.empirical_pmf(), hamming, float(delta))
+            with warnings.catch_warnings():
+                # a solve certified only to within ~1e-4 nats warns; the certified gap is
+                # recorded beside the point instead (it is far below the figure's resolution)
+                warnings.simplefilter("ignore", RuntimeWarning)
+                conv = optimal_privacy_mechanism(data.empirical_pmf(), hamming, float(delta))
             rows.append(
                 {
                     "delta": float(delta),
                     "optimum_at_delta": data.optimum(float(delta)),
                     "ppan": judge(data, ppan.channel()),
                     "conventional": judge(data, conv.channel()),
+                    "conventional_certified_gap": conv.gap,
                 }
             )
         worst = max(r["ppan"]["excess_over_optimum"] for r in rows)

@@ -110,7 +110,7 @@ def propose_epsilon(joint: np.ndarray) -> tuple[float, str]:
     --------
     >>> eps, why = propose_epsilon(np.array([[0.3, 0.1, 0.1], [0.1, 0.3, 0.1]]))
     >>> round(eps, 4)
-    0.7237
+    0.7097
     """
     p = np.asarray(joint, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
