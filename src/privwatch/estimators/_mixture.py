@@ -17,7 +17,7 @@ from .._serialization import check_array, read_model, reconstructing, write_mode
 from .._validation import check_positive_int
 from ..exceptions import ValidationError
 from ._base import FloatArray, LiftEstimator
-from ._neural import _checked_preprocessor
+from ._neural import _checked_preprocessor, _checked_prior
 from ._preprocess import TabularPreprocessor, as_frame
 
 __all__ = ["COVARIANCES", "MixtureLift"]
@@ -224,11 +224,7 @@ class MixtureLift(LiftEstimator):
             labels = list(state["sensitive_labels"])
             pre = _checked_preprocessor(state["preprocessor"])
             n_s, d = len(labels), pre.n_features_
-            prior = check_array(path, arrays, "prior", ndim=1, low=0.0)
-            if prior.shape != (n_s,) or not (
-                n_s >= 2 and prior.min() > 0 and abs(float(prior.sum()) - 1.0) <= 1e-9
-            ):
-                raise ValueError("the prior must be a positive pmf over the sensitive labels")
+            prior = _checked_prior(path, arrays, n_s)
             n_comp, cov = state["selected"]
             if cov not in COVARIANCES or len(arrays) != 1 + 3 * n_s:
                 raise ValueError("the stored mixtures do not match the labels")

@@ -212,12 +212,7 @@ class NeuralLift(LiftEstimator):
                 raise ValueError("a saved estimator loads on the CPU")
             est.sensitive_labels_ = list(state["sensitive_labels"])
             est.preprocessor_ = _checked_preprocessor(state["preprocessor"])
-            prior = check_array(path, arrays, "prior", ndim=1, low=0.0)
-            if prior.shape != (len(est.sensitive_labels_),) or not (
-                len(prior) >= 2 and prior.min() > 0 and abs(float(prior.sum()) - 1.0) <= 1e-9
-            ):
-                raise ValueError("the prior must be a positive pmf over the sensitive labels")
-            est.prior_ = prior
+            est.prior_ = _checked_prior(path, arrays, len(est.sensitive_labels_))
             if not 0 < est.n_ensemble <= len(arrays) or len(est.hidden) > len(arrays):
                 raise ValueError("more ensemble members or layers than stored weights")
             shapes = mlp_shapes(
@@ -281,6 +276,17 @@ def _checked_preprocessor(state: dict[str, Any]) -> TabularPreprocessor:
         if not all(isinstance(c, str) for c in cats) or len(set(cats)) != len(cats):
             raise ValueError("preprocessor categories must be distinct strings")
     return pre
+
+
+def _checked_prior(path: str | Path, arrays: dict[str, Any], n_labels: int) -> FloatArray:
+    """The stored ``prior`` array of a saved file, checked to be a positive pmf over the
+    ``n_labels`` (at least two) sensitive labels."""
+    prior = check_array(path, arrays, "prior", ndim=1, low=0.0)
+    if prior.shape != (n_labels,) or not (
+        n_labels >= 2 and prior.min() > 0 and abs(float(prior.sum()) - 1.0) <= 1e-9
+    ):
+        raise ValueError("the prior must be a positive pmf over the sensitive labels")
+    return prior
 
 
 def normalize_log_lift(ll: FloatArray, prior: FloatArray) -> FloatArray:

@@ -17,7 +17,7 @@ from .._serialization import check_array, read_model, reconstructing, write_mode
 from .._validation import check_positive, check_positive_int
 from ..exceptions import ValidationError
 from ._base import FloatArray, LiftEstimator
-from ._neural import _checked_preprocessor, normalize_log_lift
+from ._neural import _checked_preprocessor, _checked_prior, normalize_log_lift
 from ._preprocess import TabularPreprocessor, as_frame
 
 __all__ = ["FAMILIES", "PosteriorLift"]
@@ -266,11 +266,7 @@ class PosteriorLift(LiftEstimator):
             labels = list(state["sensitive_labels"])
             pre = _checked_preprocessor(state["preprocessor"])
             n_s, d = len(labels), pre.n_features_
-            prior = check_array(path, arrays, "prior", ndim=1, low=0.0)
-            if prior.shape != (n_s,) or not (
-                n_s >= 2 and prior.min() > 0 and abs(float(prior.sum()) - 1.0) <= 1e-9
-            ):
-                raise ValueError("the prior must be a positive pmf over the sensitive labels")
+            prior = _checked_prior(path, arrays, n_s)
             powers = check_array(path, arrays, "powers", ndim=2, low=0)
             k = powers.shape[0]
             if powers.shape != (k, d) or not (k and powers.max() <= 2 and powers.sum(1).max() <= 2):
