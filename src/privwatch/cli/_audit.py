@@ -133,19 +133,10 @@ def audit_in_memory(o: dict[str, Any], target: Path) -> tuple[AuditResult, list[
             epsilon_max=o["epsilon_max"],
             estimator=o["estimator"],
             bins=spec,
-            missing=o["missing"],
             force=o["force"],
             max_levels=o["max_levels"],
-            rng=o["seed"],
             step=step,
-            hierarchies=parse_hierarchy_specs(o["hierarchy"] or []),
-            disclosure=o["disclosure"],
-            max_suppressed=o["max_suppressed"],
-            folds=o["folds"],
-            useful=o["useful"],
-            local=o["local"],
-            held_out_tolerance=o["held_out_tolerance"],
-            confidence=o["confidence"],
+            **release_options(o),
             source_path=o["data"],
             checks=o["checks"],
         )
@@ -154,6 +145,22 @@ def audit_in_memory(o: dict[str, Any], target: Path) -> tuple[AuditResult, list[
         if o["save_mechanism"] is not None:
             written.append(save_mechanism(result, o["save_mechanism"]))
     return result, written, list(caught)
+
+
+def release_options(o: dict[str, Any]) -> dict[str, Any]:
+    """The options both routes (in memory and in an engine) pass to the release search."""
+    return {
+        "missing": o["missing"],
+        "folds": o["folds"],
+        "rng": o["seed"],
+        "hierarchies": parse_hierarchy_specs(o["hierarchy"] or []),
+        "disclosure": o["disclosure"],
+        "max_suppressed": o["max_suppressed"],
+        "useful": o["useful"],
+        "local": o["local"],
+        "held_out_tolerance": o["held_out_tolerance"],
+        "confidence": o["confidence"],
+    }
 
 
 def audit_in_engine(o: dict[str, Any], target: Path, engine: str) -> tuple[SourceAudit, list[Path]]:
@@ -175,17 +182,8 @@ def audit_in_engine(o: dict[str, Any], target: Path, engine: str) -> tuple[Sourc
             table=o["table"],
             out=out,
             write_table=None if to_file else o["write_table"],
-            missing=o["missing"],
-            folds=o["folds"],
-            rng=o["seed"],
             step=step,
-            hierarchies=parse_hierarchy_specs(o["hierarchy"] or []),
-            disclosure=o["disclosure"],
-            max_suppressed=o["max_suppressed"],
-            useful=o["useful"],
-            local=o["local"],
-            held_out_tolerance=o["held_out_tolerance"],
-            confidence=o["confidence"],
+            **release_options(o),
         )
         step("writing leakage.json")
         written = [write_source_audit(result, target)]
