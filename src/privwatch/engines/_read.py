@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import gzip
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -36,6 +38,8 @@ def read_table(
     >>> read_table(f).shape
     (2, 2)
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValidationError(f"`path` must be a file path; got {type(path).__name__}.")
     p = Path(path)
     if not p.exists():
         raise ValidationError(f"`path` must be an existing file; got {str(path)!r}.")
@@ -53,7 +57,8 @@ def read_table(
         )
     try:
         if sep is None:
-            with open(p, encoding=encoding, newline="") as fh:
+            opener = gzip.open if suffix == ".gz" else open
+            with opener(p, "rt", encoding=encoding, newline="") as fh:
                 head = fh.read(65536)
             try:
                 sep = csv.Sniffer().sniff(head, delimiters=",;\t|").delimiter
