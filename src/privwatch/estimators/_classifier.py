@@ -87,6 +87,13 @@ class ClassifierLift(NeuralLift):
     def _init_members(self) -> None:
         self.temperatures_: list[float] = []
 
+    def _check_streamable(self) -> None:
+        if self.classifier is not None:
+            raise ValidationError(
+                "`classifier` must be None to fit from a streamed source (a scikit-learn "
+                f"classifier fits in memory); got {type(self.classifier).__name__}."
+            )
+
     def _after_fit(self, k: int, x_val: Any, s_val: Any) -> None:
         if not self.calibrate:
             self.temperatures_.append(1.0)

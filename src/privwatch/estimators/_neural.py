@@ -7,7 +7,7 @@ Training runs through privwatch's one trainer (:mod:`privwatch._trainer`, via
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +145,105 @@ class NeuralLift(LiftEstimator):
 
     def _init_members(self) -> None:
         """Reset per-member state before training."""
+
+    def _check_streamable(self) -> None:
+        """Raise when this configuration cannot train from streamed batches."""
+
+    # ------------------------------------------------------------------ streamed sources
+    def fit_source(
+        self,
+        source: Any,
+        sensitive: str,
+        observed: Sequence[str],
+        *,
+        read_rows: int = 65_536,
+        shuffle_rows: int = 262_144,
+        max_validation_rows: int = 100_000,
+    ) -> NeuralLift:
+        r"""Train on the records of ``source`` streamed in batches, never loading the table.
+
+        ``source`` is a Parquet file or glob (files in name order, as
+        :func:`privwatch.engines.iter_batches` reads them) or a pandas DataFrame; ``sensitive``
+        names the sensitive column and ``observed`` the observed columns (numeric, boolean or
+        text; no missing values). The estimate is the one :meth:`fit` makes (Hsu, Asoodeh,
+        Calmon, "Information-theoretic privacy watchdogs", §IV): the log-lift
+
+        .. math:: i(s, x) = \log \frac{P_{S|X}(s|x)}{P_S(s)}
+
+        from a classifier's posterior or as the maximiser of the Donsker-Varadhan bound
+        :math:`\mathbb{E}_{P_{SX}}[g] - \log \mathbb{E}_{P_S P_X}[e^{g}]` (eq. 12-13); only
+        the way the records reach the network differs:
+
+        - one pass computes the prior :math:`\hat P_S` and the preprocessing (numeric means and
+          standard deviations, merged slice by slice; the text columns' values);
+        - each ensemble member's validation records are those whose row position hashes
+          (SplitMix64 with a seed drawn from ``rng``) below
+          ``min(validation_fraction, max_validation_rows / n)``: the split depends on the row
+          positions only, not on the order of reading; they are held in memory (about
+          ``max_validation_rows`` at most) for early stopping and the member's calibration;
+        - every epoch re-reads the source, its pieces (Parquet row groups; ``read_rows`` rows
+          of a DataFrame) in a random order, through a shuffle buffer of ``shuffle_rows``
+          records permuted and cut into ``batch_size`` mini-batches. A file sorted by the
+          sensitive value with few row groups is shuffled only within the buffer: write it in
+          row groups smaller than ``shuffle_rows`` (or shuffled).
+
+        Memory: the network, one slice of ``read_rows`` records (one row group's column chunks
+        for the Parquet reader), the buffer and the validation records; none grows with the
+        table. Same ``rng`` and the same pieces, same estimator, bit for bit: a Parquet file
+        and the DataFrame of its rows cut at the same row-group boundaries give identical
+        networks. ``progress=True`` shows the statistics pass and each member's epochs.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> import numpy as np, pandas as pd
+        >>> from privwatch.estimators import ClassifierLift
+        >>> g = np.random.default_rng(0)
+        >>> s = g.integers(0, 2, 2000)
+        >>> x, c = s + g.normal(0, 1, 2000), g.choice(["a", "b"], 2000)
+        >>> df = pd.DataFrame({"s": s, "x": x, "c": c})
+        >>> path = os.path.join(tempfile.mkdtemp(), "records.parquet")
+        >>> df.to_parquet(path, row_group_size=500)
+        >>> est = ClassifierLift(epochs=5, n_ensemble=1, rng=0).fit_source(path, "s", ["x", "c"])
+        >>> est.log_lift(df[["x", "c"]]).shape
+        (2000, 2)
+        """
+        from ._stream_fit import fit_from_source
+
+        return fit_from_source(
+            self,
+            source,
+            sensitive,
+            observed,
+            read_rows=read_rows,
+            shuffle_rows=shuffle_rows,
+            max_validation_rows=max_validation_rows,
+        )
+
+    def score_batches(
+        self, source: Any, *, keep: Sequence[str] = (), read_rows: int = 65_536
+    ) -> Iterator[pd.DataFrame]:
+        r"""Score the records of ``source`` (a Parquet file or glob, or a DataFrame) batch by
+        batch: one frame per batch with ``row`` (0-based position in the source), the
+        ``keep`` columns, ``risk`` (:math:`\max_s |\hat i(s, x)|`) and ``log_lift[<s>]`` per
+        sensitive value, in source order; one batch is in memory at a time."""
+        from ._stream_fit import score_batches
+
+        return score_batches(self, source, keep=keep, read_rows=read_rows)
+
+    def score_source(
+        self,
+        source: Any,
+        out: str | Path,
+        *,
+        keep: Sequence[str] = (),
+        read_rows: int = 65_536,
+    ) -> Path:
+        """Write :meth:`score_batches`'s frames to the Parquet file ``out`` as they come
+        (through ``out.partial``, renamed when complete); returns ``out``."""
+        from ._stream_fit import write_scores
+
+        return write_scores(self, source, out, keep=keep, read_rows=read_rows)
 
     def _n_outputs(self) -> int:
         return len(self.sensitive_labels_)

@@ -17,14 +17,17 @@ __all__ = ["LiftTrainer", "train_member"]
 
 class LiftTrainer(Trainer):
     """Mini-batches of (features, sensitive codes) through ``loss_fn``; the validation step is
-    the loss on the member's validation split (``evaluation=True``)."""
+    the loss on the member's validation split (``evaluation=True``). ``train`` is the pair of
+    training tensors (indexed by :meth:`Trainer.batches`); a subclass that streams its
+    mini-batches (:class:`~privwatch.estimators._stream_training.StreamLiftTrainer`) passes
+    its stream instead and overrides :meth:`train_epoch`."""
 
     def __init__(
         self,
         model: Any,
         network: Any,
         loss_fn: Callable[..., Any],
-        train: tuple[Any, Any],
+        train: Any,
         validation: tuple[Any, Any],
         *,
         optimizer: Any,
@@ -37,7 +40,7 @@ class LiftTrainer(Trainer):
             model,
             epochs=epochs,
             callbacks=callbacks,
-            n_samples=int(train[0].shape[0]),
+            n_samples=int(train[0].shape[0]) if isinstance(train, tuple) else 0,
             batch_size=batch_size,
             generator=generator,
         )
@@ -50,6 +53,10 @@ class LiftTrainer(Trainer):
 
     def train_step(self, batch: Any) -> dict[str, Any]:
         features, sensitive = (t[batch] for t in self.train)
+        return self.step(features, sensitive)
+
+    def step(self, features: Any, sensitive: Any) -> dict[str, Any]:
+        """One optimiser step on a mini-batch of features and sensitive codes."""
         loss = self.loss_fn(self.network, features, sensitive, generator=self.generator)
         self.optimizer.zero_grad()
         loss.backward()
@@ -68,15 +75,17 @@ class LiftTrainer(Trainer):
 def train_member(
     est: Any,
     network: Any,
-    train: tuple[Any, Any],
+    train: Any,
     validation: tuple[Any, Any],
     *,
     generator: Any,
     description: str,
+    trainer_cls: type[LiftTrainer] = LiftTrainer,
 ) -> tuple[Any, int]:
     """Train ``network`` with ``est``'s settings (Adam or Adagrad with weight decay; early
-    stopping on the validation loss, keeping the best epoch's weights). Returns (history,
-    best epoch)."""
+    stopping on the validation loss, keeping the best epoch's weights). ``train`` is a pair of
+    tensors (features, sensitive codes) for :class:`LiftTrainer`, or what ``trainer_cls``
+    reads (a stream of mini-batches for the streamed fit). Returns (history, best epoch)."""
     opt_cls = {"adam": torch.optim.Adam, "adagrad": torch.optim.Adagrad}[est.optimizer]
     optimizer = opt_cls(network.parameters(), lr=est.lr, weight_decay=est.weight_decay)
     stopping = EarlyStopping(network, "val_loss", patience=est.patience, min_delta=1e-6)
@@ -85,7 +94,7 @@ def train_member(
         callbacks.append(
             ProgressBar(description, est.epochs, lambda r: f"{description} val={r['val_loss']:.4f}")
         )
-    trainer = LiftTrainer(
+    trainer = trainer_cls(
         est,
         network,
         est._loss,

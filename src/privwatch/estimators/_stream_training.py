@@ -1,0 +1,132 @@
+"""Mini-batches streamed from a source for one ensemble member, and the trainer that reads them.
+
+Imported only when a neural estimator is fitted from a source (it imports torch).
+
+An epoch visits the source's pieces (Parquet row groups) in a random order, keeps the records
+of the member's training split, and passes them through a shuffle buffer of exactly
+``shuffle_rows`` records: when full, the buffer is permuted (the member's ``torch.Generator``)
+and cut into ``batch_size`` mini-batches; the few records that do not fill a last mini-batch
+stay for the next buffer. At the end of the epoch what is left is permuted and emptied, the
+last mini-batch possibly short. The buffer's contents depend only on the sequence of records,
+not on how the reader happens to slice them, so the same records in the same pieces train
+the same network bit for bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from .._torch import torch
+from ._neural_training import LiftTrainer
+from ._stream_source import SourceReader, row_uniform
+
+__all__ = ["RowSplit", "StreamLiftTrainer", "TrainingStream"]
+
+Encode = Callable[[Any], tuple[Any, Any]]
+
+
+class RowSplit:
+    """Validation records: those whose :func:`row_uniform` (with ``seed``) is below
+    ``threshold``; the others train."""
+
+    def __init__(self, seed: int, threshold: float) -> None:
+        self.seed, self.threshold = int(seed), float(threshold)
+
+    def validation(self, start: int, n: int) -> np.ndarray[Any, np.dtype[np.bool_]]:
+        """Mask of the validation records among rows ``start .. start + n``."""
+        return row_uniform(np.arange(start, start + n, dtype=np.int64), self.seed) < self.threshold
+
+
+def collect_validation(
+    reader: SourceReader, split: RowSplit, encode: Encode, device: Any
+) -> tuple[Any, Any]:
+    """The member's validation records, encoded, as two tensors on ``device`` (one pass)."""
+    xs, ss = [], []
+    for start, frame in reader.scan():
+        keep = split.validation(start, len(frame))
+        if keep.any():
+            x, s = encode(frame[keep])
+            xs.append(x)
+            ss.append(s)
+    if not xs:
+        return torch.zeros((0, 0), device=device), torch.zeros(0, dtype=torch.int64, device=device)
+    return (
+        torch.as_tensor(np.concatenate(xs), device=device),
+        torch.as_tensor(np.concatenate(ss), device=device),
+    )
+
+
+class TrainingStream:
+    """The training mini-batches of one member, re-read from ``reader`` at every epoch.
+
+    ``encode(frame) -> (float32 features, int64 sensitive codes)`` as NumPy arrays;
+    ``order_rng`` (NumPy) draws the order of the pieces; the buffer permutations come from the
+    trainer's ``torch.Generator``.
+    """
+
+    def __init__(
+        self,
+        reader: SourceReader,
+        encode: Encode,
+        split: RowSplit,
+        *,
+        batch_size: int,
+        shuffle_rows: int,
+        order_rng: np.random.Generator,
+        device: Any,
+    ) -> None:
+        self.reader, self.encode, self.split = reader, encode, split
+        self.batch_size, self.device = int(batch_size), device
+        self.shuffle_rows = max(int(shuffle_rows), int(batch_size))
+        self.order_rng = order_rng
+
+    def _emit(self, x: Any, s: Any, generator: Any, final: bool) -> Iterator[tuple[Any, Any]]:
+        perm = torch.randperm(len(s), generator=generator, device=generator.device)
+        n_full = len(s) if final else len(s) // self.batch_size * self.batch_size
+        for lo in range(0, n_full, self.batch_size):
+            idx = perm[lo : min(lo + self.batch_size, n_full)]
+            yield x[idx], s[idx]
+        rest = perm[n_full:]
+        self._rest = (x[rest], s[rest])
+
+    def epoch(self, generator: Any) -> Iterator[tuple[Any, Any]]:
+        """The epoch's mini-batches ``(features, sensitive codes)`` as tensors on the device."""
+        order = self.order_rng.permutation(len(self.reader.pieces)).tolist()
+        pending_x: list[Any] = []
+        pending_s: list[Any] = []
+        held = 0
+        for start, frame in self.reader.read(order):
+            keep = ~self.split.validation(start, len(frame))
+            if not keep.any():
+                continue
+            x, s = self.encode(frame[keep])
+            pending_x.append(torch.as_tensor(x, device=self.device))
+            pending_s.append(torch.as_tensor(s, device=self.device))
+            held += len(s)
+            while held >= self.shuffle_rows:
+                x_all, s_all = torch.cat(pending_x), torch.cat(pending_s)
+                cut = self.shuffle_rows
+                yield from self._emit(x_all[:cut], s_all[:cut], generator, final=False)
+                pending_x = [self._rest[0], x_all[cut:]]
+                pending_s = [self._rest[1], s_all[cut:]]
+                held = sum(len(t) for t in pending_s)
+        if held:
+            yield from self._emit(torch.cat(pending_x), torch.cat(pending_s), generator, final=True)
+
+
+class StreamLiftTrainer(LiftTrainer):
+    """:class:`LiftTrainer` whose epoch reads its mini-batches from a :class:`TrainingStream`
+    (passed as ``train``); the validation step is unchanged (the member's validation records,
+    held in memory)."""
+
+    def train_epoch(self, epoch: int) -> dict[str, float]:
+        self.network.train()
+        total, seen = 0.0, 0
+        for features, sensitive in self.train.epoch(self.generator):
+            record = self.step(features, sensitive)
+            total += record["train_loss"] * len(sensitive)
+            seen += len(sensitive)
+        return {"train_loss": total / max(seen, 1)}
