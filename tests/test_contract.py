@@ -292,10 +292,7 @@ def test_fit_returns_self_keeps_params_and_is_reproducible(name: str) -> None:
 
 
 #: Known contract failures in classes owned by others (see /work/markers/contract-failures.md).
-CLONE_OF_FITTED_FAILS = {
-    "PPAN": "PPAN trains the mechanism/adversary modules given to its constructor in place, so "
-    "clone(fitted) starts from trained weights (adversarial/_ppan.py; issue #14 leaves it open)",
-}
+CLONE_OF_FITTED_FAILS: dict[str, str] = {}  # name -> why clone(fitted).fit differs (none now)
 
 
 @pytest.mark.parametrize(

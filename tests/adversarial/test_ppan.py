@@ -102,7 +102,7 @@ def test_factored_mechanism_shares_attributes_and_fills_unseen_cells() -> None:
         ppan = _finite_ppan(16, 0.1, 40, observed_shape=shape)
         ppan.fit(data.observed[keep], data.sensitive[keep], data.useful[keep])
         rows[shape] = ppan.channel()[6]
-    assert isinstance(ppan.mechanism, FactoredMechanism)
+    assert isinstance(ppan.mechanism_, FactoredMechanism)
     assert np.allclose(rows[None], 0.25) and rows[(4, 4)][2] > 0.4
     _, dist = data.evaluate(ppan.channel())  # within budget on the true pmf (the approach to
     assert dist <= 0.1 + 0.02  # the optimum needs the paper's long schedule: the experiment)
@@ -181,9 +181,13 @@ def test_distortions_and_discriminator_path() -> None:
         ).fit(imgs, labels, imgs)
 
     untouched = fit(0.0)  # gamma = 0: the realism term is off, the discriminator is not trained
-    assert all(torch.equal(a, b) for a, b in zip(initial, disc.parameters(), strict=True))
+    fitted = untouched.discriminator_.parameters()
+    assert all(torch.equal(a, b) for a, b in zip(initial, fitted, strict=True))
     trained = fit(2.0)  # gamma > 0: every batch takes a discriminator step (eq. 9)
-    assert not any(torch.equal(a, b) for a, b in zip(initial, disc.parameters(), strict=True))
+    fitted = trained.discriminator_.parameters()
+    assert not any(torch.equal(a, b) for a, b in zip(initial, fitted, strict=True))
+    # on a copy: the constructor's discriminator is left as it was given (scikit-learn's rule)
+    assert all(torch.equal(a, b) for a, b in zip(initial, disc.parameters(), strict=True))
     for ppan in (untouched, trained):
         assert len(ppan.history_) == 2
         z = ppan.release(imgs, rng=0)  # sigmoid releases: pixels in [0, 1]

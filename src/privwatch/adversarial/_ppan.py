@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -67,7 +68,8 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
         ``SeedNoiseMechanism``; ``CategoricalAdversary``, ``GaussianAdversary``) or your own
         with the same methods (their initial weights are yours; :meth:`finite` seeds them from
         ``rng`` without touching torch's global generator; ``rng`` seeds the batches and the
-        release noise through a local ``torch.Generator`` on ``device``).
+        release noise through a local ``torch.Generator`` on ``device``). :meth:`fit` trains
+        deep copies (``mechanism_``, ``adversary_``) and leaves these as they were given.
     distortion : callable
         ``distortion(useful, release)`` per sample (``hamming(table)``, ``squared_error``,
         ``pixel_cross_entropy``).
@@ -87,6 +89,14 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
         On CUDA, run the training epochs of stacked fits (:func:`fit_many`) as one captured
         CUDA graph (replayed once per epoch); falls back to eager execution with a
         :class:`~privwatch.adversarial.GraphFallbackWarning` saying why. Ignored on the CPU.
+
+    Attributes
+    ----------
+    mechanism_, adversary_, discriminator_ : torch modules
+        The trained copies of ``mechanism``, ``adversary`` and ``discriminator`` (None without
+        one), on ``device``.
+    history_ : privwatch._trainer.History
+        One record per epoch.
     """
 
     def __init__(
@@ -193,7 +203,7 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
         """The (n_observed, n_outputs) channel of a finite-alphabet mechanism, rows summing
         to 1."""
         check_is_fitted(self, "fitted_")
-        k = np.asarray(self.mechanism.channel().double().cpu().numpy(), dtype=np.float64)
+        k = np.asarray(self.mechanism_.channel().double().cpu().numpy(), dtype=np.float64)
         return np.asarray(k / k.sum(axis=1, keepdims=True), dtype=np.float64)
 
     # ------------------------------------------------------------------ the game's steps
@@ -201,15 +211,15 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
         """Per-sample log-posterior of the adversary at the true ``sensitive`` value; for finite
         alphabets ``release`` holds the rows P(. | observed) and this is the exact expectation
         over the release of eq. (6)."""
-        if getattr(self.mechanism, "exact", False):
-            n_out = int(self.mechanism.logits.shape[1])
-            log_post = self.adversary.log_posterior(torch.eye(n_out, device=release.device))
+        if getattr(self.mechanism_, "exact", False):
+            n_out = int(self.mechanism_.logits.shape[1])
+            log_post = self.adversary_.log_posterior(torch.eye(n_out, device=release.device))
             return (release * log_post[:, sensitive].T).sum(dim=1)
-        return self.adversary.log_likelihood(sensitive, release)
+        return self.adversary_.log_likelihood(sensitive, release)
 
     def privacy_and_distortion(self, observed: Any, sensitive: Any, useful: Any) -> tuple[Any, Any]:
         """Per-sample expected log-likelihood of the adversary and distortion of a batch."""
-        release = self.mechanism.release(observed, self._generator)
+        release = self.mechanism_.release(observed, self._generator)
         return self.log_likelihood(sensitive, release), self.distortion(useful, release)
 
     def penalty_term(self, distortion: Any, budget: Any = None) -> Any:
@@ -229,15 +239,15 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
 
     def _realism(self, release: Any) -> Any:
         """gamma * E[log D(release)] of eq. (9) (0 without a discriminator)."""
-        if self.discriminator is None or self.gamma == 0:
+        if self.discriminator_ is None or self.gamma == 0:
             return 0.0
-        return self.gamma * self.discriminator(release).clamp(1e-6, 1 - 1e-6).log().mean()
+        return self.gamma * self.discriminator_(release).clamp(1e-6, 1 - 1e-6).log().mean()
 
     def adversary_step(self, observed: Any, sensitive: Any, useful: Any) -> Any:
         """One ascent step of the adversary on its mean log-likelihood; returns that mean (a 0-d
         tensor on the device, so that no step waits for the device)."""
         with torch.no_grad():  # the release is data for the adversary
-            release = self.mechanism.release(observed, self._generator)
+            release = self.mechanism_.release(observed, self._generator)
         loss = -self.log_likelihood(sensitive, release).mean()
         self._adv_opt.zero_grad()
         loss.backward()
@@ -247,9 +257,9 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
     def discriminator_step(self, observed: Any, useful: Any) -> None:
         """One ascent step of the realism discriminator of eq. (9)."""
         with torch.no_grad():
-            release = self.mechanism.release(observed, self._generator)
-        d_release = self.discriminator(release).clamp(1e-6, 1 - 1e-6)
-        d_useful = self.discriminator(useful).clamp(1e-6, 1 - 1e-6)
+            release = self.mechanism_.release(observed, self._generator)
+        d_release = self.discriminator_(release).clamp(1e-6, 1 - 1e-6)
+        d_useful = self.discriminator_(useful).clamp(1e-6, 1 - 1e-6)
         loss = -(d_release.log().mean() + (1 - d_useful).log().mean())
         self._disc_opt.zero_grad()
         loss.backward()
@@ -258,7 +268,7 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
     def mechanism_step(self, observed: Any, sensitive: Any, useful: Any) -> dict[str, Any]:
         """One descent step of the mechanism on the full objective; returns the batch means
         (0-d tensors on the device)."""
-        release = self.mechanism.release(observed, self._generator)  # one for all of eq. (9)
+        release = self.mechanism_.release(observed, self._generator)  # one for all of eq. (9)
         privacy, dist = self.log_likelihood(sensitive, release), self.distortion(useful, release)
         loss = privacy.mean() + self.penalty_term(dist) + self._realism(release)
         self._mech_opt.zero_grad()
@@ -281,8 +291,8 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
             raise ValidationError("`gamma` must be 0 unless a `discriminator` is given.")
 
     def _observed_tensor(self, observed: ArrayLike) -> Any:
-        exact = getattr(self.mechanism, "exact", False)
-        dev = module_device(self.mechanism)
+        exact = getattr(self.mechanism_, "exact", False)
+        dev = module_device(self.mechanism_)
         t = torch.as_tensor(np.asarray(observed), dtype=torch.int64 if exact else torch.float32)
         t = t.to(dev)
         return t if exact or t.ndim > 1 else t[:, None]
@@ -300,13 +310,13 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
                 f"`observed`, `sensitive`, `useful` must be non-empty with one row per sample; "
                 f"got lengths {[len(a) for a in arrays]}."
             )
-        dev = module_device(self.mechanism)
-        s_int = hasattr(self.adversary, "log_posterior")
+        dev = module_device(self.mechanism_)
+        s_int = hasattr(self.adversary_, "log_posterior")
         s_t = torch.as_tensor(arrays[1], dtype=torch.int64 if s_int else torch.float32).to(dev)
         if not s_int and s_t.ndim == 1:
             s_t = s_t[:, None]
         u_int = np.issubdtype(arrays[2].dtype, np.integer) and getattr(
-            self.mechanism, "exact", False
+            self.mechanism_, "exact", False
         )
         u_t = torch.as_tensor(arrays[2], dtype=torch.int64 if u_int else torch.float32).to(dev)
         if not u_int and u_t.ndim == 1:
@@ -329,25 +339,35 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
         ``(observed, sensitive, useful)`` tuple measured after every epoch.
         """
         self._validate()
-        dev = self._to_device()
-        self._generator = generator_from(check_rng(self.rng), dev)
+        self._start_fit()
         data = self._tensors(observed, sensitive, useful)
         val = self._tensors(*validation) if validation is not None else None
         trainer = PPANTrainer(self, data, val)
         self.history_: History = trainer.run()
-        self.mechanism.eval()
-        self.adversary.eval()
+        self.mechanism_.eval()
+        self.adversary_.eval()
         self.cuda_graph_ = False  # a single fit runs eagerly; fit_many's stacked fits graph
         self.fitted_ = True
         return self
 
-    def _to_device(self) -> Any:
-        """Resolve ``device`` and move the modules (and their distortion table) there once."""
+    def _start_fit(self) -> None:
+        """Resolve ``device``, copy the modules there (:meth:`copy_modules`) and seed the
+        local generator."""
         dev = resolve_device(self.device)
-        for module in (self.mechanism, self.adversary, self.discriminator):
-            if module is not None:
-                module.to(dev)
-        return dev
+        self.copy_modules(dev)
+        self._generator = generator_from(check_rng(self.rng), dev)
+
+    def copy_modules(self, device: Any) -> None:
+        """Deep copies of the constructor's modules on ``device`` become ``mechanism_``,
+        ``adversary_`` and ``discriminator_``, the modules that training changes; the given
+        ones stay untouched (scikit-learn's rule), so ``clone(fitted).fit`` starts afresh."""
+
+        def fresh(module: Any) -> Any:
+            return None if module is None else copy.deepcopy(module).to(device)
+
+        self.mechanism_ = fresh(self.mechanism)
+        self.adversary_ = fresh(self.adversary)
+        self.discriminator_ = fresh(self.discriminator)
 
     # ------------------------------------------------------------------ use
     def evaluate_tensors(self, observed: Any, sensitive: Any, useful: Any) -> dict[str, float]:
@@ -371,8 +391,8 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
         obs = self._observed_tensor(observed)
         gen = generator_from(check_rng(rng), obs.device)
         with torch.no_grad():
-            if getattr(self.mechanism, "exact", False):
-                probs = self.mechanism.release(obs)
+            if getattr(self.mechanism_, "exact", False):
+                probs = self.mechanism_.release(obs)
                 codes = torch.multinomial(probs, 1, generator=gen).squeeze(1)
                 return np.asarray(codes.cpu().numpy())
-            return np.asarray(self.mechanism.release(obs, gen).double().cpu().numpy())
+            return np.asarray(self.mechanism_.release(obs, gen).double().cpu().numpy())

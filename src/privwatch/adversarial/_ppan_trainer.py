@@ -29,11 +29,11 @@ class PPANTrainer(Trainer):
     def __init__(
         self, ppan: Any, data: tuple[Any, Any, Any], validation: tuple[Any, Any, Any] | None
     ) -> None:
-        ppan._mech_opt = adam(ppan.mechanism.parameters(), ppan.lr)
-        ppan._adv_opt = adam(ppan.adversary.parameters(), ppan.adversary_lr or ppan.lr)
+        ppan._mech_opt = adam(ppan.mechanism_.parameters(), ppan.lr)
+        ppan._adv_opt = adam(ppan.adversary_.parameters(), ppan.adversary_lr or ppan.lr)
         optimisers = [ppan._mech_opt, ppan._adv_opt]
-        if ppan.discriminator is not None:
-            ppan._disc_opt = adam(ppan.discriminator.parameters(), ppan.lr)
+        if ppan.discriminator_ is not None:
+            ppan._disc_opt = adam(ppan.discriminator_.parameters(), ppan.lr)
             optimisers.append(ppan._disc_opt)
         super().__init__(
             ppan,
@@ -50,7 +50,7 @@ class PPANTrainer(Trainer):
         observed, sensitive, useful = (t[batch] for t in self.data)
         for _ in range(ppan.adversary_steps):
             ppan.adversary_step(observed, sensitive, useful)
-            if ppan.discriminator is not None and ppan.gamma:
+            if ppan.discriminator_ is not None and ppan.gamma:
                 ppan.discriminator_step(observed, useful)
         result: dict[str, Any] = ppan.mechanism_step(observed, sensitive, useful)
         return result

@@ -134,6 +134,8 @@ class StackedTrainer(Trainer):
             self.gens = [generator_from(check_rng(m.rng), dev) for m in models]
         else:  # batch orders as PPAN.fit, one generator per model
             self.gens = [generator_from(check_rng(m.rng)) for m in models]
+        for m in models:  # each model trains (and keeps) copies of its given modules
+            m.copy_modules(dev)
         data = [m._tensors(*t) for m, t in zip(models, samples, strict=True)]
         self.observed, self.sensitive, self.useful = (
             torch.stack([d[i] for d in data]).to(dev) for i in range(3)
@@ -141,16 +143,16 @@ class StackedTrainer(Trainer):
         n_models, n = self.observed.shape
         self.mech_params = [
             torch.nn.Parameter(torch.stack([p.detach() for p in ps]).to(dev))
-            for ps in zip(*(_mech_params(m.mechanism) for m in models), strict=True)
+            for ps in zip(*(_mech_params(m.mechanism_) for m in models), strict=True)
         ]
         self.adv_w = torch.nn.Parameter(
-            torch.stack([m.adversary.net.weight.detach() for m in models]).to(dev)
+            torch.stack([m.adversary_.net.weight.detach() for m in models]).to(dev)
         )
         self.budget = torch.tensor([float(m.budget) for m in models], device=dev)
         self.mech_opt = graph_adam(self.mech_params, first.lr, dev)
         self.adv_opt = graph_adam([self.adv_w], first.adversary_lr or first.lr, dev)
         self.factored = isinstance(first.mechanism, FactoredMechanism)
-        self.codes: Any = first.mechanism.codes.to(dev) if self.factored else None
+        self.codes: Any = first.mechanism_.codes.to(dev) if self.factored else None
         self.order = torch.empty((n_models, n), dtype=torch.int64, device=dev)
         self.sums = torch.zeros(2, n_models, device=dev)
         self.hist = torch.zeros(first.epochs, 2, n_models, device=dev)
@@ -225,11 +227,9 @@ class StackedTrainer(Trainer):
         hist = (self.hist.cpu().double() / self.n_samples).numpy()
         with torch.no_grad():
             for k, m in enumerate(self.models):
-                m.mechanism.to(self.dev)
-                m.adversary.to(self.dev)
-                for p, stacked in zip(_mech_params(m.mechanism), self.mech_params, strict=True):
+                for p, stacked in zip(_mech_params(m.mechanism_), self.mech_params, strict=True):
                     p.copy_(stacked[k])
-                m.adversary.net.weight.copy_(self.adv_w[k])
+                m.adversary_.net.weight.copy_(self.adv_w[k])
                 m.history_ = History(
                     {
                         "epoch": e,
@@ -239,7 +239,7 @@ class StackedTrainer(Trainer):
                     for e in range(hist.shape[0])
                 )
                 m._generator = self.gens[k]
-                m.mechanism.eval()
-                m.adversary.eval()
+                m.mechanism_.eval()
+                m.adversary_.eval()
                 m.cuda_graph_ = self.graph is not None
                 m.fitted_ = True

@@ -129,7 +129,7 @@ def _run(cfg: dict[str, Any], out: Path) -> dict[str, Any]:
             z_test = ppan.release(data.test, rng=1)
             z_train = ppan.release(data.train, rng=2)
             with torch.no_grad():
-                logp = adv.log_posterior(torch.as_tensor(z_test, dtype=torch.float32))
+                logp = ppan.adversary_.log_posterior(torch.as_tensor(z_test, dtype=torch.float32))
             adv_acc = float((logp.argmax(1).numpy() == data.test_sensitive).mean())
             fresh = MLPClassifier((128,), max_iter=400, random_state=0).fit(
                 z_train, data.train_sensitive
