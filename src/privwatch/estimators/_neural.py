@@ -120,6 +120,7 @@ class NeuralLift(LiftEstimator):
         self.models_: list[Any] = []
         self.histories_: list[Any] = []
         self.best_epochs_: list[int] = []
+        self.validation_sizes_: list[int] = [n_val] * self.n_ensemble
         self._init_members()
         for k in range(self.n_ensemble):  # each member has its own validation split
             order = torch.as_tensor(g.permutation(len(frame)), device=dev)
@@ -180,7 +181,8 @@ class NeuralLift(LiftEstimator):
           (SplitMix64 with a seed drawn from ``rng``) below
           ``min(validation_fraction, max_validation_rows / n)``: the split depends on the row
           positions only, not on the order of reading; they are held in memory (about
-          ``max_validation_rows`` at most) for early stopping and the member's calibration;
+          ``max_validation_rows`` at most) for early stopping and the member's calibration
+          (``validation_sizes_`` counts them);
         - every epoch re-reads the source, its pieces (Parquet row groups; ``read_rows`` rows
           of a DataFrame) in a random order, through a shuffle buffer of ``shuffle_rows``
           records permuted and cut into ``batch_size`` mini-batches. A file sorted by the

@@ -76,6 +76,7 @@ def fit_from_source(
     threshold = min(float(est.validation_fraction), max_validation_rows / stats.n_records)
     g = check_rng(est.rng)
     est.models_, est.histories_, est.best_epochs_ = [], [], []
+    est.validation_sizes_ = []
     est._init_members()
     for k in range(est.n_ensemble):  # each member has its own validation split
         split = RowSplit(int(g.integers(0, 2**62)), threshold)
@@ -86,6 +87,7 @@ def fit_from_source(
                 f"{stats.n_records} records gave {len(s_val)} validation records (raise "
                 "`validation_fraction` or use more records)."
             )
+        est.validation_sizes_.append(len(s_val))
         stream = TrainingStream(
             reader,
             encode,
