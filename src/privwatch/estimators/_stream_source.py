@@ -4,9 +4,9 @@ A source is cut into *pieces*: the row groups of its Parquet files (files in nam
 :func:`privwatch.engines.iter_batches` reads them) or, for a pandas frame, consecutive slices
 of ``read_rows`` rows. Each record keeps its 0-based *row position* in that order, which fixes
 its validation split (:func:`row_uniform`) whatever order the pieces are read in. A sequential
-scan goes through :func:`privwatch.engines.iter_batches`; a training epoch visits the pieces in
-a random order, each streamed in slices of at most ``read_rows`` rows, so the memory held is one
-slice, never the table.
+scan visits the pieces in order, a training epoch in a random order; each piece is streamed in
+slices of at most ``read_rows`` rows, so the memory held is one row group's column chunks and
+one slice, never the table.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from .. import engines
 from .._validation import check_positive_int
 from ..exceptions import ValidationError
 
@@ -205,14 +204,11 @@ class SourceReader:
 
     # ------------------------------------------------------------------ reading
     def scan(self) -> Iterator[tuple[int, pd.DataFrame]]:
-        """(row position of the first record, records) in source order."""
-        if self.frame is not None:
-            yield from self.read(range(len(self.pieces)))
-            return
-        start = 0
-        for batch in engines.iter_batches(self.pattern, self.columns, batch_size=self.read_rows):
-            yield start, batch
-            start += len(batch)
+        """(row position of the first record, records) in source order: the order of
+        :func:`privwatch.engines.iter_batches`, read one row group at a time (a whole-file
+        ``ParquetFile.iter_batches`` pre-buffers the file's column chunks, so its memory grows
+        with the file: 298 MiB of Arrow buffers for a 296 MiB file)."""
+        yield from self.read(range(len(self.pieces)))
 
     def read(self, order: Sequence[int] | range) -> Iterator[tuple[int, pd.DataFrame]]:
         """The pieces in ``order`` (indices into :attr:`pieces`), each in slices of at most
