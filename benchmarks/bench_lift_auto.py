@@ -13,13 +13,15 @@ Cases (truth in closed form, evaluated on held-out records; nothing tuned on the
 
 Per seed: the baselines (``PosteriorLift`` quadratic logistic / gradient boosting, their
 regularisation by cross-validated log-loss) fitted on the training records; ``AutoLift``
-through ``fit_score(cv=5)`` (default ``n_repeats=3``, grouped-jackknife intervals): test RMSE of
-the log-lift over every (record, s), eps = 0.5 flag agreement, 90 % interval coverage on test
-records and on the cross-fitted training records, and the RMSE on the training records
-cross-fitted (3 splits averaged, and the first split alone) vs in-sample; and ``AutoLift``
-without the ``gaussian_mixture`` candidate (the previous default set), fit only.
+through ``fit_score(cv=5)`` (default: stacked families, ``n_repeats=3``, grouped-jackknife +
+between-family intervals): test RMSE of the log-lift over every (record, s), eps = 0.5 flag
+agreement, 90 % interval coverage on test records (and with the jackknife part alone) and on the
+cross-fitted training records, the RMSE on the training records cross-fitted (3 splits averaged,
+and the first split alone) vs in-sample, and each stacked member's own test RMSE; with
+``--previous``, also ``AutoLift`` without the ``gaussian_mixture`` candidate, fit only.
 
 Run: python benchmarks/bench_lift_auto.py [n_seeds | start:stop] [binary] [ternary] [binary_warped]
+     [--previous] [--rule stack|lowest|one_standard_error]
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import Any
 
 import numpy as np
 from scipy.special import logsumexp
+from scipy.stats import t as student_t
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _timing import write
@@ -93,7 +96,7 @@ def accuracy(ll: np.ndarray, truth: np.ndarray) -> dict[str, Any]:
     }
 
 
-def run_seed(case: str, seed: int) -> dict[str, Any]:
+def run_seed(case: str, seed: int, rule: str = "stack", previous: bool = False) -> dict[str, Any]:
     x_tr, s_tr, x_te, _, truth_fn = CASES[case](seed)
     truth_te, truth_tr = truth_fn(x_te), truth_fn(x_tr)
     out: dict[str, Any] = {}
@@ -104,21 +107,34 @@ def run_seed(case: str, seed: int) -> dict[str, Any]:
         res["fit_seconds"] = time.perf_counter() - t0
         out[f"baseline {family}"] = res
     t0 = time.perf_counter()
-    auto = AutoLift(rng=seed)
+    auto = AutoLift(rng=seed, selection_rule=rule)
     scores = auto.fit_score(x_tr, s_tr, cv=5, level=LEVEL)
     seconds = time.perf_counter() - t0
     lo, hi = auto.log_lift_interval(x_te, LEVEL)
+    ll_te = auto.log_lift(x_te)
+    # the same interval without the between-family variance (half-width^2 = z^2 (v_jack + v_b),
+    # z the Student-t quantile on cv - 1 = 4 df of the grouped jackknife)
+    z = float(student_t.ppf(0.5 + LEVEL / 2, 4))
+    half = np.sqrt(np.clip(((hi - lo) / 2) ** 2 - z**2 * auto.model_variance(x_te), 0, None))
+    members = getattr(auto.best_, "members_", [auto.best_])
+    names = getattr(auto.best_, "names", (auto.best_name_,))
+
     # the first split alone (n_repeats=1): record i scored by the fold model that left it out
     first = auto.resamples_[:5]
     one_split = np.empty_like(scores.log_lift)
     for k, member in enumerate(first):
         rows = scores.fold == k
         one_split[rows] = member.log_lift(x_tr[rows])
-    res = accuracy(auto.log_lift(x_te), truth_te)
+    res = accuracy(ll_te, truth_te)
     res |= {
         "fit_score_seconds": seconds,
         "chosen": auto.best_name_,
         "coverage_test": float(np.mean((lo <= truth_te) & (truth_te <= hi))),
+        "coverage_test_jackknife_only": float(np.mean(np.abs(ll_te - truth_te) <= half)),
+        "member_rmse": {
+            n: accuracy(m.log_lift(x_te), truth_te)["rmse"]
+            for n, m in zip(names, members, strict=True)
+        },
         "coverage_train_crossfit": float(
             np.mean((scores.lower <= truth_tr) & (truth_tr <= scores.upper))
         ),
@@ -128,26 +144,31 @@ def run_seed(case: str, seed: int) -> dict[str, Any]:
         "rmse_train_in_sample": accuracy(auto.log_lift(x_tr), truth_tr)["rmse"],
         "selection": auto.selection_.drop(columns=["reason"]).to_dict(orient="records"),
     }
-    t0 = time.perf_counter()
-    prev = AutoLift(candidates=PREVIOUS, rng=seed).fit(x_tr, s_tr)
-    out["auto without gaussian_mixture"] = accuracy(prev.log_lift(x_te), truth_te) | {
-        "chosen": prev.best_name_,
-        "fit_seconds": time.perf_counter() - t0,
-    }
+    if previous:
+        t0 = time.perf_counter()
+        prev = AutoLift(candidates=PREVIOUS, rng=seed, selection_rule=rule).fit(x_tr, s_tr)
+        out["auto without gaussian_mixture"] = accuracy(prev.log_lift(x_te), truth_te) | {
+            "chosen": prev.best_name_,
+            "fit_seconds": time.perf_counter() - t0,
+        }
     out["auto"] = res
     return out
 
 
 def main() -> None:
-    arg = sys.argv[1] if len(sys.argv) > 1 else "5"
+    argv = sys.argv[1:]
+    previous = "--previous" in argv
+    rule = argv[argv.index("--rule") + 1] if "--rule" in argv else "stack"
+    argv = [a for a in argv if a not in ("--previous", "--rule", rule)]
+    arg = argv[0] if argv else "5"
     seeds = range(*map(int, arg.split(":"))) if ":" in arg else range(int(arg))
-    cases = sys.argv[2:] or list(CASES)
+    cases = argv[1:] or list(CASES)
     warnings.simplefilter("ignore", FutureWarning)
     results: dict[str, object] = {}
     for case in cases:
         per_seed = []
         for seed in seeds:
-            r = run_seed(case, seed)
+            r = run_seed(case, seed, rule, previous)
             per_seed.append(r)
             a = r["auto"]
             best = min(v["rmse"] for k, v in r.items() if k.startswith("baseline"))
@@ -155,15 +176,16 @@ def main() -> None:
                 f"{case} seed {seed}: auto ({a['chosen']}) rmse {a['rmse']:.4f} "
                 f"agree {a['flag_agreement']:.4f} best baseline {best:.4f} "
                 f"cov {a['coverage_test']:.3f}/{a['coverage_train_crossfit']:.3f} "
+                f"(jackknife only {a['coverage_test_jackknife_only']:.3f}) "
                 f"train cf {a['rmse_train_crossfit']:.4f} "
                 f"(1 split {a['rmse_train_crossfit_one_split']:.4f}) in-sample "
                 f"{a['rmse_train_in_sample']:.4f} ({a['fit_score_seconds']:.0f}s) "
-                f"without gm: {r['auto without gaussian_mixture']['chosen']} "
-                f"{r['auto without gaussian_mixture']['rmse']:.4f}",
+                f"members {a['member_rmse']}",
                 flush=True,
             )
         results[case] = per_seed
     name = "lift_auto_" + "_".join(cases) + ("" if ":" not in arg else "_" + arg.replace(":", "-"))
+    name += "" if rule == "stack" else f"_{rule}"
     print(f"written to {write(name, results)}")
     print(json.dumps(results, indent=1, default=str)[:2000])
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
+from scipy.special import logsumexp
 
 from .._base import check_is_fitted
 from .._rng import RNGLike, check_rng
@@ -21,12 +22,13 @@ from ._mixture import MixtureLift
 from ._posterior import PosteriorLift
 from ._preprocess import as_frame
 from ._progress import progress_bar
+from ._stack import MIN_WEIGHT, StackedLift, stack_weights
 
 __all__ = ["CANDIDATES", "AutoLift", "make_lift_estimator", "posterior_log_loss"]
 
 #: Families AutoLift can choose from (simplest first); the default set is all but ``"nwj"``.
 CANDIDATES = ("quadratic_logistic", "gaussian_mixture", "gradient_boosting", "mlp", "dv", "nwj")
-SELECTION_RULES = ("lowest", "one_standard_error")
+SELECTION_RULES = ("stack", "lowest", "one_standard_error")
 DEFAULT_CANDIDATES = ("quadratic_logistic", "gaussian_mixture", "gradient_boosting", "mlp", "dv")
 
 
@@ -52,8 +54,11 @@ def posterior_log_loss(estimator: LiftEstimator, X: Any, s: ArrayLike) -> tuple[
     a log-lift estimate, :math:`\hat P(s|x) = \hat P(s) e^{\hat i(s,x)}` (returned per record,
     the mean is the log-loss), and its expected calibration error (top-label, 10 equal-width
     bins)."""
-    codes = estimator._sensitive_codes(s)
     log_post = estimator.log_lift(X) + np.log(estimator.prior_)[None, :]
+    return _log_loss(log_post, estimator._sensitive_codes(s))
+
+
+def _log_loss(log_post: FloatArray, codes: Any) -> tuple[FloatArray, float]:
     loss = np.asarray(-log_post[np.arange(len(codes)), codes], dtype=np.float64)
     post = np.exp(log_post)
     top, conf = post.argmax(axis=1), post.max(axis=1)
@@ -77,19 +82,26 @@ class AutoLift(LiftEstimator):
     with the log-loss of the posterior the candidate implies,
     :math:`\hat P(s|x) = \hat P(s) e^{\hat i(s,x)}` (a proper score: its expectation is the KL
     divergence to the true posterior up to a constant, so the lowest log-loss is the closest
-    log-lift in that sense). The family with the lowest cross-validated log-loss is chosen
-    (``selection_rule="lowest"``: the cross-validation selector, or *discrete super learner*,
-    which does asymptotically as well as the oracle choice among the candidates; van der Laan,
-    Polley & Hubbard 2007, *Super learner*, SAGMB 6; van der Laan & Dudoit 2003), or with
+    log-lift in that sense). By default (``selection_rule="stack"``) the families are combined:
+    the log-linear pool of their posteriors with simplex weights that minimise the
+    cross-validated log-loss of the pooled posterior on those same out-of-fold scores (the
+    *super learner*; van der Laan, Polley & Hubbard 2007, *Super learner*, SAGMB 6; see
+    :class:`StackedLift`); members under a weight of 0.02 are dropped, and a single surviving
+    family is used alone. With ``selection_rule="lowest"`` the family with the lowest
+    cross-validated log-loss is chosen (the cross-validation selector, or *discrete* super
+    learner, which does asymptotically as well as the oracle choice among the candidates;
+    van der Laan & Dudoit 2003), or with
     ``selection_rule="one_standard_error"`` the first family in ``candidates`` order (simplest
     first) whose log-loss is within one standard error of the paired per-record difference
     from the lowest (a difference the validation noise can explain does not
-    buy a more variable model). The winner is then fitted on the whole sample (its own
+    buy a more variable model). Each chosen family is then fitted on the whole sample (its own
     regularisation search) and, on larger data, refit on all records with the regularisation it
-    selected (neural winners on at most ``max_neural_rows`` records). ``selection_`` holds the
-    table: family, cross-validated log-loss, calibration error (top-label ECE, 10 bins, mean over
-    the folds), fit seconds, parameters selected in the last fold, and which won; ``reason_``
-    says why.
+    selected (neural families on at most ``max_neural_rows`` records): the expensive searches
+    run on the sample only. ``selection_`` holds the table: family, cross-validated log-loss,
+    calibration error (top-label ECE, 10 bins, mean over the folds), fit seconds, parameters
+    selected in the last fold, stacking ``weight`` and which were chosen; ``reason_`` says why.
+    :meth:`model_variance` is the chosen families' disagreement, which the intervals of
+    :meth:`fit_score` include (model error, not only resampling variance).
 
     Examples
     --------
@@ -99,6 +111,8 @@ class AutoLift(LiftEstimator):
     >>> est = AutoLift(candidates=("quadratic_logistic", "gradient_boosting"), rng=0).fit(x, s)
     >>> list(est.selection_["family"])
     ['quadratic_logistic', 'gradient_boosting']
+    >>> round(float(est.selection_["weight"].sum()), 6)
+    1.0
     """
 
     def __init__(
@@ -107,7 +121,7 @@ class AutoLift(LiftEstimator):
         candidates: tuple[str, ...] = DEFAULT_CANDIDATES,
         selection_size: int = 20_000,
         selection_cv: int = 3,
-        selection_rule: str = "lowest",
+        selection_rule: str = "stack",
         max_neural_rows: int = 200_000,
         progress: bool = False,
         device: str = "cpu",
@@ -165,21 +179,26 @@ class AutoLift(LiftEstimator):
         splits = list(folds.split(rows, codes[rows]))
         table: list[dict[str, Any]] = []
         per_record: list[FloatArray] = []
+        oof: list[FloatArray] = []
         total = len(self.candidates) * len(splits)
         with progress_bar(self.progress, "AutoLift: model selection", total) as adv:
             for name, seed in zip(self.candidates, seeds[3:], strict=True):
                 t0 = time.perf_counter()
                 loss = np.empty(len(rows))
+                log_post = np.empty((len(rows), len(self.prior_)))
                 eces: list[float] = []
                 frozen: dict[str, Any] = {}
                 for tr, va in splits:
                     cand = _candidate(name, seed, self.device)
                     cand.fit(frame.iloc[rows[tr]], labels[rows[tr]])
-                    loss[va], ece = posterior_log_loss(cand, frame.iloc[rows[va]], labels[rows[va]])
+                    part = cand.log_lift(frame.iloc[rows[va]]) + np.log(cand.prior_)[None, :]
+                    log_post[va] = part
+                    loss[va], ece = _log_loss(part, codes[rows[va]])
                     eces.append(ece)
                     frozen = getattr(cand, "frozen_params", dict)()
                     adv()
                 per_record.append(loss)
+                oof.append(log_post)
                 table.append(
                     {
                         "family": name,
@@ -189,22 +208,70 @@ class AutoLift(LiftEstimator):
                         "selected_params": frozen,
                     }
                 )
-        best = self._choose(table, per_record, self.selection_rule)
+        rule = self.selection_rule
+        best = self._choose(table, per_record, "lowest" if rule == "stack" else rule)
+        weights = np.zeros(len(table))
+        weights[best] = 1.0
+        if rule == "stack":
+            weights = self._stack(table, oof, codes[rows])
+        else:
+            for k, row in enumerate(table):
+                row["weight"] = float(weights[k])
         self.selection_ = pd.DataFrame(table)
-        self.reason_ = str(table[best]["reason"])
-        self.best_name_ = str(table[best]["family"])
-        neural = self.best_name_ in ("mlp", "dv", "nwj")
-        model = _candidate(self.best_name_, seeds[2], self.device)
-        self.best_ = model.fit(frame.iloc[rows], labels[rows])
-        rows_all = np.arange(len(frame))
-        if neural and len(frame) > self.max_neural_rows:
-            rows_all, _ = train_test_split(
-                rows_all, train_size=self.max_neural_rows, stratify=codes, random_state=seeds[2]
-            )
-        if len(rows_all) > len(rows):  # refit on all records with the selected regularisation
-            self.best_ = model.frozen_estimator().fit(frame.iloc[rows_all], labels[rows_all])
+        chosen = [k for k in range(len(table)) if weights[k] > 0]
+        members = [
+            self._fit_member(str(table[k]["family"]), seeds[2], frame, labels, codes, rows)
+            for k in chosen
+        ]
+        if len(members) == 1:
+            self.best_: LiftEstimator = members[0]
+            self.best_name_ = str(table[chosen[0]]["family"])
+            self.reason_ = str(table[chosen[0]]["reason"])
+        else:
+            names = tuple(str(table[k]["family"]) for k in chosen)
+            stack = StackedLift.from_fitted(members, weights[chosen], names)
+            self.best_, self.best_name_ = stack, "stack: " + stack.describe()
+            self.reason_ = self._stack_reason
         self.prior_ = self.best_.prior_
         return self
+
+    def _fit_member(
+        self, name: str, seed: int, frame: pd.DataFrame, labels: Any, codes: Any, rows: Any
+    ) -> LiftEstimator:
+        """Fit one family on the selection sample (its own regularisation search), then refit it
+        with that regularisation on all records (neural families on at most max_neural_rows)."""
+        from sklearn.model_selection import train_test_split
+
+        model = _candidate(name, seed, self.device).fit(frame.iloc[rows], labels[rows])
+        rows_all = np.arange(len(frame))
+        if name in ("mlp", "dv", "nwj") and len(frame) > self.max_neural_rows:
+            rows_all, _ = train_test_split(
+                rows_all, train_size=self.max_neural_rows, stratify=codes, random_state=seed
+            )
+        if len(rows_all) > len(rows):  # refit on all records with the selected regularisation
+            model = model.frozen_estimator().fit(frame.iloc[rows_all], labels[rows_all])
+        return model
+
+    def _stack(self, table: list[dict[str, Any]], oof: list[FloatArray], codes: Any) -> FloatArray:
+        """Super-learner weights on the out-of-fold log-posteriors; members under
+        :data:`MIN_WEIGHT` dropped and the rest renormalised; the reason written down."""
+        weights = stack_weights(oof, codes)
+        weights[weights < MIN_WEIGHT] = 0.0
+        weights /= weights.sum()
+        pooled = np.tensordot(weights, np.stack(oof), axes=1)
+        loss, _ = _log_loss(pooled - logsumexp(pooled, axis=1)[:, None], codes)
+        for k, row in enumerate(table):
+            row["weight"] = float(weights[k])
+            row["chosen"] = bool(weights[k] > 0)
+        low = min(table, key=lambda r: float(r["heldout_log_loss"]))
+        shares = ", ".join(f"{r['family']} {r['weight']:.2f}" for r in table)
+        self._stack_reason = (
+            f"stacked (super learner): weights {shares} "
+            f"minimise the held-out log-loss of the pooled posterior, {loss.mean():.4f} nats on "
+            f"{len(codes)} records (best single family {low['family']}: "
+            f"{float(low['heldout_log_loss']):.4f})"
+        )
+        return weights
 
     @staticmethod
     def _choose(
@@ -244,6 +311,14 @@ class AutoLift(LiftEstimator):
         check_is_fitted(self, "best_")
         return self.best_.log_lift(X)
 
+    def model_variance(self, X: pd.DataFrame | ArrayLike) -> FloatArray:
+        """Between-family variance of each log-lift (zero when one family was chosen; see
+        :meth:`StackedLift.model_variance`)."""
+        check_is_fitted(self, "best_")
+        if isinstance(self.best_, StackedLift):
+            return self.best_.model_variance(X)
+        return np.zeros((len(as_frame(X)), len(self.prior_)))
+
     def frozen_estimator(self) -> LiftEstimator:
         """The selected family with its selected regularisation, unfitted."""
         check_is_fitted(self, "best_")
@@ -253,8 +328,11 @@ class AutoLift(LiftEstimator):
         """Save the selected model (load it with its own class, e.g. ``PosteriorLift.load``)."""
         check_is_fitted(self, "best_")
         save = getattr(self.best_, "save", None)
-        if save is None:  # pragma: no cover - every family has save
-            raise ValidationError(f"{type(self.best_).__name__} cannot be saved.")
+        if save is None:
+            raise ValidationError(
+                f"a stacked AutoLift ({self.best_name_}) cannot be saved as one file; fit it with "
+                "`selection_rule='lowest'` to save the single chosen family."
+            )
         save(path)
 
 

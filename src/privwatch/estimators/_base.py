@@ -105,9 +105,11 @@ class LiftEstimator(BaseEstimator):  # type: ignore[misc]
         (R = ``n_repeats``) with the standard deviation
         from the grouped jackknife over the fold models (``interval="jackknife"``, free; q a
         Student-t quantile on cv - 1 df) or from ``n_bootstrap`` refits on resamples
-        (``interval="bootstrap"``; q normal); ``interval=None``: no interval. After the call the
-        estimator is fitted on all records (for new records) and :meth:`log_lift_interval`
-        works (the same standard deviation without the fold factor).
+        (``interval="bootstrap"``; q normal), plus, for a stack of families
+        (:class:`AutoLift`'s default), their between-family variance inside the square root
+        (see :mod:`privwatch.estimators._crossfit`); ``interval=None``: no interval. After the
+        call the estimator is fitted on all records (for new records) and
+        :meth:`log_lift_interval` works (the same standard deviation without the fold factor).
         """
         from ._crossfit import cross_fit
 
@@ -128,11 +130,12 @@ class LiftEstimator(BaseEstimator):  # type: ignore[misc]
         self, X: pd.DataFrame | ArrayLike, level: float = 0.9
     ) -> tuple[FloatArray, FloatArray]:
         """Interval ``(lower, upper)`` of the log-lift of new records (after :meth:`fit_score`
-        with an ``interval``)."""
-        from ._crossfit import critical_value, spread
+        with an ``interval``): the resampling standard deviation and, for a stack of families,
+        their between-family variance (:meth:`AutoLift.model_variance`) added in quadrature."""
+        from ._crossfit import critical_value, model_variance, spread
 
         check_open_fraction(level, "level")
-        sd = spread(self, X)
+        sd = np.sqrt(spread(self, X) ** 2 + model_variance(self, X))
         ll = self.log_lift(X)
         z = critical_value(self, level)
         return ll - z * sd, ll + z * sd
