@@ -313,8 +313,12 @@ def run_cross_entropy(cfg: dict[str, Any], out_dir: Path) -> dict[str, Any]:
 
 
 def run(cfg: dict[str, Any], out: Path) -> dict[str, Any]:
-    """Run one part (``synthetic``, ``gowalla`` or ``cross_entropy``) into ``out``."""
+    """Run one part (``synthetic``, ``gowalla``, ``cross_entropy`` or ``schedule``) into ``out``."""
     which = cfg["part"]
+    if which == "schedule":  # Table II's protocol, the paper's G0 and classifier schedule
+        from .romanelli2020_schedule import run_schedule
+
+        return run_schedule(cfg, out)
     if which == "cross_entropy":
         return run_cross_entropy(cfg, out)
     return run_dataset(which, cfg, out)
