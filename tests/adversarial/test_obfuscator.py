@@ -264,3 +264,26 @@ def test_no_generator_within_the_budget_keeps_g0_with_its_measured_accuracy(
     assert ob.privacy.value == ob.val_accuracy_ and not ob.privacy.guaranteed
     ob.save(tmp_path / "g0.json")  # a finite accuracy: the file is valid JSON
     assert Obfuscator.load(tmp_path / "g0.json").val_accuracy_ == ob.val_accuracy_
+
+
+def test_table2_schedule_fits_the_papers_g0_and_generator_schedule() -> None:
+    from privwatch.gallery import config
+    from privwatch.gallery.romanelli2020_schedule import init_epsilon, jobs
+
+    todo = jobs(config("romanelli2020_table2")["settings"])
+    keys = [k for _, k, _ in todo]
+    assert keys[:2] == ["epochs=100", "epochs=20"]  # the longest fit first
+    assert {"L=270/paper", "L=173/paper", "L=173/case"} <= set(keys)
+    for sweep, _, job in todo:
+        if sweep == "schedule":  # Sec. IV-B: G 30 epochs, batch 512, step 1e-4; 24 iterations
+            p = job["params"]
+            assert (p["generator_epochs"], p["generator_batch_size"], p["max_iter"]) == (
+                30,
+                512,
+                24,
+            )
+            assert job["init"] == "ln2/100" and job["L"] == 173
+    assert init_epsilon("ln2/100", 173.0) == pytest.approx(math.log(2) / 100)
+    assert init_epsilon("20/L", 200.0) == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="`init` must look like"):
+        init_epsilon("2e-3", 173.0)
