@@ -73,7 +73,7 @@ def test_csv_sep_and_encoding(tmp_path: Path) -> None:
         "--out",
         str(tmp_path / "o2"),
     )
-    assert "--encoding must be an encoding Python knows" in res.stderr
+    assert "`encoding` must be an encoding Python knows" in res.stderr and "klingon" in res.stderr
 
 
 @pytest.mark.parametrize("suffix", [".xlsx", ".jsonl", ".parquet"])

@@ -48,7 +48,8 @@ def _root(
 @app.command()
 def leakage(
     data: Annotated[
-        Path | None, typer.Argument(help="CSV or Parquet file (omit with --dataset).")
+        Path | None,
+        typer.Argument(help="CSV, Excel, Parquet or JSON Lines file (omit with --dataset)."),
     ] = None,
     sensitive: Annotated[str | None, typer.Option(help="The sensitive column.")] = None,
     observed: Annotated[

@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ..exceptions import PrivwatchError
-from ..report import (
-    apply_mechanism,
-    check_writable,
-    file_sha256,
-    load_mechanism,
-)
-from ._io import console, fail, read_table
+from ..report import apply_saved_mechanism
+from ._io import console, fail
 
 
 def apply_command(
@@ -35,41 +29,22 @@ def apply_command(
 ) -> None:
     """Release new records through a fitted generalisation (values never seen: '*')."""
     try:
-        check_writable(out, overwrite)
-        mech = load_mechanism(mechanism)
-        df = read_table(data, sep=sep, encoding=encoding)
-        applied = apply_mechanism(mech, df)
-        frame = applied.released.assign(unseen=applied.unseen)
-        frame.index = applied.input_rows
-        frame.index.name = "record"
-        tmp = out / ".privwatch-staging-release.csv"
-        frame.to_csv(tmp)
-        os.replace(tmp, out / "release.csv")
-        summary = {
-            "mechanism": mechanism.name,
-            "mechanism_sha256": file_sha256(mechanism),
-            "input_name": data.name,
-            "input_sha256": file_sha256(data),
-            "n_records": len(df),
-            "n_unseen": applied.n_unseen,
-            "unseen_rule": mech.get("unseen_rule", ""),
-            "fitted_status": mech.get("status"),
-            "epsilon": mech.get("epsilon"),
-        }
-        (out / "apply.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+        batch = apply_saved_mechanism(
+            mechanism, data, out, overwrite=overwrite, sep=sep, encoding=encoding
+        )
     except PrivwatchError as exc:
         fail(str(exc))
         return
     except OSError as exc:
         fail(f"could not write the outputs to {out}: {exc}.")
         return
+    n, unseen = batch.summary["n_records"], batch.summary["n_unseen"]
     if as_json:
-        typer.echo(json.dumps(summary, indent=2))
+        typer.echo(json.dumps(batch.summary, indent=2))
     elif not quiet:
         console.print(
-            f"released {len(df):,} records through {mechanism.name} to {out / 'release.csv'}; "
-            f"{applied.n_unseen:,} of {len(df):,} had values never seen at fit time and were "
-            "suppressed to '*'.",
+            f"released {n:,} records through {mechanism.name} to {out / 'release.csv'}; "
+            f"{unseen:,} of {n:,} had values never seen at fit time and were suppressed to '*'.",
             highlight=False,
             soft_wrap=True,
         )

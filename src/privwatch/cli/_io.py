@@ -1,8 +1,8 @@
-"""Plumbing shared by the commands: consoles, one-line errors, reading the input table."""
+"""Plumbing shared by the commands: consoles, one-line errors, the --config file, DATA or
+--dataset resolved to a table (read by :func:`privwatch.engines.read_table`)."""
 
 from __future__ import annotations
 
-import codecs
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -12,18 +12,17 @@ import typer
 from rich.console import Console
 
 from ..datasets import COMPAS_BINS, COMPAS_OBSERVED, load_compas
+from ..engines import read_table
 from ..exceptions import ValidationError
 from ..preprocessing import BinSpec, parse_bins
 
 __all__ = [
     "DATASETS",
-    "FORMATS",
     "console",
     "err_console",
     "fail",
     "load_config",
     "load_input",
-    "read_table",
 ]
 
 console = Console()
@@ -35,87 +34,12 @@ DATASETS: dict[str, tuple[str, list[str], dict[str, BinSpec]]] = {
 }
 #: TOML keys whose option name differs from the parameter's.
 ALIASES = {"save_mechanism": "save_mechanism_to", "json": "as_json"}
-FORMATS = "CSV (optionally compressed), Excel (.xlsx), Parquet or JSON Lines (.jsonl)"
 
 
 def fail(message: str) -> None:
     """Print a one-line error and exit with status 2."""
     err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
-
-
-def _kind(path: Path) -> str:
-    suffixes = [s.lower() for s in path.suffixes]
-    last = suffixes[-1] if suffixes else ""
-    if last in {".parquet", ".pq"}:
-        return "parquet"
-    if last in {".xlsx", ".xlsm"}:
-        return "excel"
-    if last in {".jsonl", ".ndjson"} or suffixes[-2:-1] in ([".jsonl"], [".ndjson"]):
-        return "jsonl"
-    return "csv"
-
-
-def read_table(path: Path, sep: str = ",", encoding: str = "utf-8") -> pd.DataFrame:
-    """Read a CSV, Excel, Parquet or JSON Lines file into a DataFrame (kind from the suffix).
-
-    ``sep`` and ``encoding`` apply to CSV (``encoding`` also to JSON Lines); a decoding failure
-    names the encoding and the byte offset.
-    """
-    if not path.exists():
-        raise ValidationError(f"DATA must be an existing file; got {str(path)!r} (not found).")
-    if path.is_dir():
-        raise ValidationError(f"DATA must be a file; got the directory {str(path)!r}.")
-    try:
-        codecs.lookup(encoding)
-    except LookupError:
-        raise ValidationError(
-            f"--encoding must be an encoding Python knows (utf-8, latin-1, cp1252, ...); "
-            f"got {encoding!r}."
-        ) from None
-    kind = _kind(path)
-    compressed = path.suffix.lower() in {".gz", ".bz2", ".zip", ".xz", ".zst"}
-    wide = encoding.lower().replace("-", "").startswith(("utf16", "utf32"))
-    if kind in ("csv", "jsonl") and not compressed and not wide:
-        with path.open("rb") as fh:
-            head = fh.read(1 << 16)
-        nul = head.find(bytes(1))
-        if nul >= 0:
-            raise ValidationError(
-                f"DATA must be a readable CSV or Parquet file; {str(path)!r} is not text: it "
-                f"holds a NUL byte at offset {nul} (a binary file, or UTF-16: pass "
-                "--encoding utf-16)."
-            )
-    try:
-        if kind == "parquet":
-            return pd.read_parquet(path)
-        if kind == "excel":
-            return pd.read_excel(path, engine="openpyxl")
-        if kind == "jsonl":
-            return pd.read_json(path, lines=True, encoding=encoding)
-        return pd.read_csv(path, sep=sep, encoding=encoding)
-    except UnicodeDecodeError as exc:
-        raise ValidationError(
-            f"DATA must be a readable CSV or Parquet file in the encoding {encoding!r}; "
-            f"{str(path)!r} has a byte the encoding {encoding!r} cannot decode at offset "
-            f"{exc.start} ({exc.reason}): pass the file's --encoding (e.g. latin-1, cp1252)."
-        ) from None
-    except ImportError as exc:
-        raise ValidationError(
-            f"reading {str(path)!r} needs an optional package ({exc.name or exc}): "
-            "pip install 'privwatch[excel]' for .xlsx."
-        ) from None
-    except (
-        pd.errors.ParserError,
-        pd.errors.EmptyDataError,
-        OSError,
-        ValueError,
-        KeyError,
-    ) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValidationError(
-            f"DATA must be a readable CSV or Parquet file ({FORMATS}); got {str(path)!r} ({first})."
-        ) from None
 
 
 def _as_cli_list(name: str, value: Any) -> list[str]:

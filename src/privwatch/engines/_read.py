@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -16,6 +18,86 @@ from ._sources import require
 __all__ = ["iter_batches", "read_table"]
 
 
+#: Compressed text files (compression inferred from the name by pandas).
+COMPRESSED = (".gz", ".bz2", ".zip", ".xz", ".zst")
+#: What :func:`read_table` reads, for messages.
+FORMATS = "CSV/TSV (optionally compressed), Excel (.xlsx), Parquet or JSON Lines (.jsonl)"
+_HEAD = 1 << 16
+
+
+def _kind(p: Path) -> str | None:
+    """parquet, excel, jsonl or csv from the suffixes (a compression suffix looks through)."""
+    suffixes = [s.lower() for s in p.suffixes]
+    compressed = bool(suffixes) and suffixes[-1] in COMPRESSED
+    last = (suffixes[-2] if len(suffixes) > 1 else "") if compressed else p.suffix.lower()
+    if last in (".parquet", ".pq") and not compressed:
+        return "parquet"
+    if last in (".xlsx", ".xlsm") and not compressed:
+        return "excel"
+    if last in (".jsonl", ".ndjson"):
+        return "jsonl"
+    if last in (".csv", ".tsv", ".txt") or compressed:
+        return "csv"
+    return None
+
+
+def _check_text(p: Path, encoding: str) -> None:
+    """A NUL byte in the first 64 KiB of an uncompressed 8-bit text file: binary, or UTF-16."""
+    if p.suffix.lower() in COMPRESSED or encoding.lower().replace("-", "").startswith(
+        ("utf16", "utf32")
+    ):
+        return
+    with p.open("rb") as fh:
+        nul = fh.read(_HEAD).find(bytes(1))
+    if nul >= 0:
+        raise ValidationError(
+            f"`path` must be a readable CSV or Parquet file; {str(p)!r} is not text: it holds a "
+            f"NUL byte at offset {nul} (a binary file, or UTF-16: pass encoding='utf-16', "
+            "--encoding utf-16 on the command line)."
+        )
+
+
+def _open(p: Path, mode: str, **kwargs: Any) -> Any:
+    """``open`` for a plain, gzip, bz2 or xz file (by its last suffix)."""
+    import bz2
+    import lzma
+
+    openers: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+    return openers.get(p.suffix.lower(), open)(p, mode, **kwargs)
+
+
+def _sniff(p: Path, encoding: str) -> str:
+    """The separator of a CSV file, from its first 64 KiB (``,`` when unsure)."""
+    if p.suffix.lower() in (".zip", ".zst"):
+        return ","
+    with _open(p, "rt", encoding=encoding, newline="") as fh:
+        head = fh.read(_HEAD)
+    try:
+        return str(csv.Sniffer().sniff(head, delimiters=",;\t|").delimiter)
+    except csv.Error:
+        return "\t" if p.name.lower().endswith((".tsv", ".tsv.gz")) else ","
+
+
+def _bad_byte(p: Path, encoding: str) -> tuple[int, str] | None:
+    """(offset, reason) of the first byte of the (decompressed) file ``encoding`` cannot decode
+    (the parser's own offset counts from its buffer, not from the start of the file)."""
+    if p.suffix.lower() in (".zip", ".zst"):
+        return None
+    decoder = codecs.getincrementaldecoder(encoding)()
+    done = 0
+    with _open(p, "rb") as fh:
+        while True:
+            chunk = fh.read(1 << 20)
+            pending = len(decoder.getstate()[0])
+            try:
+                decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as exc:
+                return done - pending + exc.start, exc.reason
+            if not chunk:
+                return None
+            done += len(chunk)
+
+
 def read_table(
     path: str | Path,
     *,
@@ -23,12 +105,21 @@ def read_table(
     encoding: str = "utf-8",
     sheet: str | int | None = None,
 ) -> pd.DataFrame:
-    """Read a small table into pandas, by extension.
+    """Read a small table into pandas, by extension (the one file reader of privwatch and its CLI).
 
-    ``.csv``/``.tsv``/``.txt`` (separator sniffed from the first 64 KiB unless ``sep`` is
-    given), ``.xlsx`` (``sheet``: name or index, default the first; needs ``privwatch[excel]``),
-    ``.parquet``, ``.jsonl``/``.ndjson``. Large data should stay in an engine
-    (:func:`count_table`).
+    ``.csv``/``.tsv``/``.txt``, optionally compressed (``.gz``, ``.bz2``, ``.zip``, ``.xz``,
+    ``.zst``; the separator is sniffed from the first 64 KiB unless ``sep`` is given),
+    ``.xlsx`` (``sheet``: name or index, default the first; needs ``privwatch[excel]``),
+    ``.parquet``, ``.jsonl``/``.ndjson``. ``encoding`` applies to the text formats. Large data
+    should stay in an engine (:func:`count_table`).
+
+    Raises
+    ------
+    ValidationError
+        ``path`` is not an existing file of a known kind, ``encoding`` is unknown, the file is
+        not text (a NUL byte: binary, or UTF-16 read as 8-bit), a byte cannot be decoded (the
+        message names the encoding and the byte offset), an optional reader is not installed,
+        or the parser refuses the content.
 
     Examples
     --------
@@ -42,33 +133,48 @@ def read_table(
         raise ValidationError(f"`path` must be a file path; got {type(path).__name__}.")
     p = Path(path)
     if not p.exists():
-        raise ValidationError(f"`path` must be an existing file; got {str(path)!r}.")
-    suffix = p.suffix.lower()
-    if suffix == ".parquet":
-        return pd.read_parquet(p)
-    if suffix in (".jsonl", ".ndjson"):
-        return pd.read_json(p, lines=True, encoding=encoding)
-    if suffix in (".xlsx", ".xlsm"):
-        require("openpyxl")
-        return pd.read_excel(p, sheet_name=0 if sheet is None else sheet, engine="openpyxl")
-    if suffix not in (".csv", ".tsv", ".txt", ".gz"):
-        raise ValidationError(
-            f"`path` must end in .csv, .tsv, .txt, .xlsx, .parquet or .jsonl; got {p.name!r}."
-        )
+        raise ValidationError(f"`path` must be an existing file; got {str(path)!r} (not found).")
+    if p.is_dir():
+        raise ValidationError(f"`path` must be a file; got the directory {str(path)!r}.")
     try:
-        if sep is None:
-            opener = gzip.open if suffix == ".gz" else open
-            with opener(p, "rt", encoding=encoding, newline="") as fh:
-                head = fh.read(65536)
-            try:
-                sep = csv.Sniffer().sniff(head, delimiters=",;\t|").delimiter
-            except csv.Error:
-                sep = "\t" if suffix == ".tsv" else ","
-        return pd.read_csv(p, sep=sep, encoding=encoding)
-    except UnicodeDecodeError as exc:
+        codecs.lookup(encoding)
+    except (LookupError, TypeError):
         raise ValidationError(
-            f"{p.name} is not valid {encoding} (byte {exc.start}); pass the file's `encoding`, "
-            "e.g. encoding='latin-1'."
+            "`encoding` must be an encoding Python knows (utf-8, latin-1, cp1252, ...); got "
+            f"{encoding!r}."
+        ) from None
+    kind = _kind(p)
+    if kind is None:
+        raise ValidationError(
+            "`path` must end in .csv, .tsv, .txt, .xlsx, .parquet or .jsonl (text optionally "
+            f"compressed: {', '.join(COMPRESSED)}); got {p.name!r}."
+        )
+    if kind in ("csv", "jsonl"):
+        _check_text(p, encoding)
+    try:
+        if kind == "parquet":
+            return pd.read_parquet(p)
+        if kind == "excel":
+            require("openpyxl")
+            return pd.read_excel(p, sheet_name=0 if sheet is None else sheet, engine="openpyxl")
+        if kind == "jsonl":
+            return pd.read_json(p, lines=True, encoding=encoding)
+        return pd.read_csv(p, sep=_sniff(p, encoding) if sep is None else sep, encoding=encoding)
+    except UnicodeDecodeError as exc:
+        offset, reason = _bad_byte(p, encoding) or (exc.start, exc.reason)
+        raise ValidationError(
+            f"`path` must be a readable CSV or Parquet file in the encoding {encoding!r}; "
+            f"{p.name} is not valid {encoding}: the encoding {encoding!r} cannot decode at offset "
+            f"{offset} ({reason}): pass the file's `encoding` (--encoding on the command line), "
+            "e.g. 'latin-1' or 'cp1252'."
+        ) from None
+    except ImportError as exc:
+        raise ValidationError(f"reading {p.name!r} needs an optional package: {exc}") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError, ValueError, KeyError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValidationError(
+            f"`path` must be a readable CSV or Parquet file ({FORMATS}); got {str(path)!r} "
+            f"({first})."
         ) from None
 
 

@@ -1,5 +1,6 @@
 """The audit of a table and its outputs: CSVs, JSON, figures and a self-contained HTML report."""
 
+from ._apply import APPLY_FILES, AppliedBatch, apply_saved_mechanism
 from ._audit import ESTIMATORS, LEAKAGE_KEYS, AuditResult, audit, run_audit
 from ._html import next_steps
 from ._leakage import UTILITY_KEYS
@@ -22,6 +23,7 @@ from ._words import pct_ci as pct_ci
 from ._write import OUTPUT_FILES, check_writable, leakage_payload, write_audit
 
 __all__ = [
+    "APPLY_FILES",
     "ESTIMATORS",
     "LEAKAGE_KEYS",
     "MECHANISM_FORMAT",
@@ -29,10 +31,12 @@ __all__ = [
     "OUTPUT_FILES",
     "SCHEMA",
     "UTILITY_KEYS",
+    "AppliedBatch",
     "AppliedRelease",
     "AuditResult",
     "SourceAudit",
     "apply_mechanism",
+    "apply_saved_mechanism",
     "audit",
     "audit_source",
     "check_writable",

@@ -1,0 +1,149 @@
+"""Release a new batch of records through a saved generalisation, into a folder.
+
+The file-to-folder counterpart of :func:`~privwatch.report.apply_mechanism` (what
+``privwatch apply`` runs): load and check the saved mechanism, read the new records, release
+them, write ``release.csv`` and ``apply.json`` (all or nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..engines import read_table
+from ..exceptions import ValidationError
+from ._mechanism import AppliedRelease, apply_mechanism, load_mechanism
+from ._stamp import file_sha256
+from ._write import STAGING_PREFIX, check_writable
+
+__all__ = ["APPLY_FILES", "AppliedBatch", "apply_saved_mechanism"]
+
+#: The files :func:`apply_saved_mechanism` writes, in the order they are moved in.
+APPLY_FILES = ("release.csv", "apply.json")
+
+
+@dataclass(frozen=True)
+class AppliedBatch:
+    """A new batch released through a saved mechanism, and what was written.
+
+    Attributes
+    ----------
+    applied : AppliedRelease
+        The released records, which of them were unseen at fit time, their input rows.
+    summary : dict
+        The content of ``apply.json``: the mechanism's and the input's names and SHA-256,
+        ``n_records``, ``n_unseen``, the rule for unseen values, the fitted ``status`` and
+        ``epsilon``.
+    out : Path
+        The folder everything was written to.
+    files : list of Path
+        Every file written (:data:`APPLY_FILES`).
+    """
+
+    applied: AppliedRelease
+    summary: dict[str, Any]
+    out: Path
+    files: list[Path]
+
+
+def apply_saved_mechanism(
+    mechanism: str | Path,
+    data: str | Path,
+    out: str | Path,
+    *,
+    overwrite: bool = False,
+    sep: str | None = None,
+    encoding: str = "utf-8",
+) -> AppliedBatch:
+    """Release the records of the file ``data`` through the saved mechanism, into ``out``.
+
+    The mechanism file (written by :func:`save_mechanism`, or ``privwatch audit
+    --save-mechanism``) is checked before use (:func:`load_mechanism`); the records are read with
+    :func:`privwatch.engines.read_table` and released by :func:`apply_mechanism`: a record whose
+    tuple of (binned) observed values was seen at fit time gets its fitted release, any other
+    record is suppressed (``*`` in every observed column). Written into ``out``:
+
+    - ``release.csv``: the released records, indexed by ``record`` (the input row, 0-based), with
+      a column ``unseen``;
+    - ``apply.json``: :attr:`AppliedBatch.summary`.
+
+    Both are written to a staging folder inside ``out`` first and moved in only when both exist.
+
+    Parameters
+    ----------
+    mechanism : str or Path
+        The saved mechanism (JSON, checked privwatch model format).
+    data : str or Path
+        The new records: CSV (optionally compressed), Excel, Parquet or JSON Lines.
+    out : str or Path
+        Output folder, created if needed.
+    overwrite : bool
+        Allow a folder that already holds files (the outputs there are replaced).
+    sep, encoding : str
+        Passed to :func:`~privwatch.engines.read_table` (``sep=None`` sniffs it).
+
+    Returns
+    -------
+    AppliedBatch
+
+    Raises
+    ------
+    ValidationError
+        ``out`` is not writable (or not empty without ``overwrite``), ``data`` is not a readable
+        table or lacks the mechanism's observed columns.
+    TamperedFileError
+        ``mechanism`` is not an intact mechanism file.
+
+    Examples
+    --------
+    >>> import tempfile, pandas as pd
+    >>> from privwatch.report import audit, save_mechanism
+    >>> d = Path(tempfile.mkdtemp())
+    >>> df = pd.DataFrame({"s": list("ab") * 50, "x": list("pqrs") * 25})
+    >>> m = save_mechanism(audit(df, "s", ["x"], epsilon=2.0, folds=0, checks=False), d / "m.json")
+    >>> df.to_csv(d / "new.csv", index=False)
+    >>> batch = apply_saved_mechanism(m, d / "new.csv", d / "out")
+    >>> batch.summary["n_records"], batch.summary["n_unseen"], [p.name for p in batch.files]
+    (100, 0, ['release.csv', 'apply.json'])
+    """
+    if not isinstance(overwrite, bool):
+        raise ValidationError(f"`overwrite` must be True or False; got {overwrite!r}.")
+    if not isinstance(mechanism, (str, os.PathLike)) or not isinstance(data, (str, os.PathLike)):
+        raise ValidationError(
+            f"`mechanism` and `data` must be file paths; got {type(mechanism).__name__} and "
+            f"{type(data).__name__}."
+        )
+    target = Path(out)
+    check_writable(target, overwrite)
+    mech = load_mechanism(mechanism)
+    frame = read_table(data, sep=sep, encoding=encoding)
+    applied = apply_mechanism(mech, frame)
+    summary = {
+        "mechanism": Path(mechanism).name,
+        "mechanism_sha256": file_sha256(mechanism),
+        "input_name": Path(data).name,
+        "input_sha256": file_sha256(data),
+        "n_records": len(frame),
+        "n_unseen": applied.n_unseen,
+        "unseen_rule": mech.get("unseen_rule", ""),
+        "fitted_status": mech.get("status"),
+        "epsilon": mech.get("epsilon"),
+    }
+    released = applied.released.assign(unseen=applied.unseen)
+    released.index = applied.input_rows
+    released.index.name = "record"
+    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=target))
+    try:
+        released.to_csv(staging / "release.csv")
+        text = json.dumps(summary, indent=2)
+        (staging / "apply.json").write_text(text, encoding="utf-8")
+        for name in APPLY_FILES:
+            os.replace(staging / name, target / name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return AppliedBatch(applied, summary, target, [target / name for name in APPLY_FILES])
