@@ -63,6 +63,7 @@ EXPERIMENTS: dict[str, str] = {
     "tripathy2019_gaussian_vector": "tripathy2019_gaussian",
     "tripathy2019_gaussian_rate_distortion": "tripathy2019_gaussian",
     "tripathy2019_gaussian_paper": "tripathy2019_gaussian",
+    "tripathy2019_gaussian_vector_paper": "tripathy2019_gaussian",
     "tripathy2019_digits": "tripathy2019_digits",
     "errata": "errata",
 }

@@ -20,7 +20,9 @@ the config: shared PPAN settings under ``ppan``, per-case overrides under ``<cas
 (the vector case uses the paper's 250 epochs; rate-distortion the paper's lambda = 500 and 8
 seed-noise inputs, with 1,000 epochs and the cosine step-size schedule);
 ``<case>.mechanism = "gaussian"`` swaps in the reparameterised Gaussian mechanism; the 20 points
-of a curve are fitted in ``n_jobs`` processes (fit_many).
+of a curve are fitted in ``n_jobs`` processes (fit_many). ``tripathy2019_gaussian_paper`` (Fig. 5)
+and ``tripathy2019_gaussian_vector_paper`` (Fig. 6) run the same code with the paper's own
+settings (per-sample penalty of eq. 8, lambda 10, 250 epochs, Adam 1e-3, ReLU).
 
 """
 
@@ -80,6 +82,84 @@ def judge(ppan: PPAN, test: tuple[np.ndarray, ...], h_x: float, seed: int) -> di
     }
 
 
+def _case(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The settings of ``cfg["part"]`` with the shared PPAN settings merged under its own."""
+    which = cfg["part"]
+    return {**cfg[which], "ppan": {**cfg["ppan"], **cfg[which].get("ppan", {})}}
+
+
+def curves(cfg: dict[str, Any]) -> dict[str, Callable[[float], float]]:
+    """Curve name -> its optimum I(X; Z) at a distortion (Props. 1-3, or R(D))."""
+    which, case = cfg["part"], _case(cfg)
+    if which == "rate_distortion":
+        var = list(case["variances"])
+        return {"W = X = Y": lambda d: theory.gaussian_rate_distortion(d, var)}
+    if which == "vector":
+        return {"useful": lambda d: theory.gaussian_vector_useful_data(d, rho=case["rho"])}
+    return {
+        "useful": lambda d: theory.gaussian_useful_data(d, rho=case["rho"]),
+        "full": lambda d: theory.gaussian_full_data(d, rho=case["rho"]),
+    }
+
+
+def _deltas(case: dict[str, Any]) -> Any:
+    return np.linspace(case["deltas"]["start"], case["deltas"]["stop"], case["deltas"]["num"])
+
+
+def _draw(cfg: dict[str, Any], curve: str, s: int) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The (observed, sensitive, useful) training and test sets of the point seeded ``s``."""
+    case = _case(cfg)
+    if cfg["part"] == "rate_distortion":
+        var = np.asarray(case["variances"])
+        draw = [
+            np.sqrt(var) * np.random.default_rng(s + i).standard_normal((n, 5))
+            for i, n in enumerate((cfg["n_train"], cfg["n_test"]))
+        ]
+        (x, y), (xt, yt) = (draw[0], draw[0]), (draw[1], draw[1])
+    else:
+        x, y = gaussian_pair(cfg["n_train"], rho=case["rho"], rng=s)
+        xt, yt = gaussian_pair(cfg["n_test"], rho=case["rho"], rng=s + 1)
+    w, wt = (np.hstack([x, y]), np.hstack([xt, yt])) if curve == "full" else (y, yt)
+    return (w, x, y), (wt, xt, yt)
+
+
+def _h_x(cfg: dict[str, Any]) -> float:
+    """Differential entropy of the sensitive X (unit-variance pairs, or the given variances)."""
+    case = _case(cfg)
+    if cfg["part"] == "rate_distortion":
+        var = np.asarray(case["variances"])
+        return 0.5 * len(var) * math.log(2 * math.pi * math.e) + 0.5 * float(np.log(var).sum())
+    dim = len(case["rho"]) if cfg["part"] == "vector" else 1
+    return 0.5 * dim * math.log(2 * math.pi * math.e)
+
+
+def _row(cfg: dict[str, Any], curve: str, ppan: PPAN, test: Any, s: int) -> dict[str, float]:
+    row = judge(ppan, test, _h_x(cfg), s)
+    row["optimum_at_distortion"] = curves(cfg)[curve](row["distortion"])
+    row["excess_over_optimum"] = row["gaussian_mi"] - row["optimum_at_distortion"]
+    return row
+
+
+def _seeds(cfg: dict[str, Any]) -> dict[str, list[int]]:
+    """Curve -> the data/weight seed of each of its points: one draw per point, curve after
+    curve, from ``seed`` (a fresh data set per delta, as in the paper)."""
+    rng = np.random.default_rng(cfg["seed"])
+    n = len(_deltas(_case(cfg)))
+    return {c: [int(rng.integers(2**31)) for _ in range(n)] for c in curves(cfg)}
+
+
+def refit_point(cfg: dict[str, Any], curve: str, index: int) -> dict[str, float]:
+    """Fit and judge point ``index`` of ``curve`` alone, exactly as :func:`run` fits it within
+    the whole curve (same data, seed and initial weights): a committed record can be checked
+    one point at a time."""
+    with torch.random.fork_rng():
+        torch.set_num_threads(1)
+        s = _seeds(cfg)[curve][index]
+        data, test = _draw(cfg, curve, s)
+        ppan = build(data, float(_deltas(_case(cfg))[index]), _case(cfg), s).fit(*data)
+        return _row(cfg, curve, ppan, test, s)
+
+
 def run(cfg: dict[str, Any], out: Path) -> dict[str, Any]:
     """Run the experiment, draw its figures into ``out``, return the numbers; the caller's
     torch random state is restored afterwards (the networks are seeded through it)."""
@@ -93,56 +173,30 @@ def _run(cfg: dict[str, Any], out: Path) -> dict[str, Any]:
     from ..plotting import save
 
     torch.set_num_threads(1)
-    which = cfg["part"]
-    case = {**cfg[which], "ppan": {**cfg["ppan"], **cfg[which].get("ppan", {})}}
-    seed = cfg["seed"]
-    rng = np.random.default_rng(seed)
-    deltas = np.linspace(case["deltas"]["start"], case["deltas"]["stop"], case["deltas"]["num"])
+    which, case = cfg["part"], _case(cfg)
+    deltas = _deltas(case)
     fig, ax = plt.subplots(figsize=(7, 5))
     results: dict[str, Any] = {"case": which}
-    models: dict[str, Callable[[float], float]]
-    if which == "rate_distortion":
-        var = np.asarray(case["variances"])
-        models = {"W = X = Y": lambda d: theory.gaussian_rate_distortion(d, var.tolist())}
-    elif which == "vector":
-        models = {"useful": lambda d: theory.gaussian_vector_useful_data(d, rho=case["rho"])}
-    else:
-        models = {
-            "useful": lambda d: theory.gaussian_useful_data(d, rho=case["rho"]),
-            "full": lambda d: theory.gaussian_full_data(d, rho=case["rho"]),
-        }
-    for k, (name, optimum) in enumerate(models.items()):
-        sets, tests, ppans, seeds = [], [], [], []
-        for delta in deltas:  # a fresh data set per delta, as in the paper
-            s = int(rng.integers(2**31))
-            if which == "rate_distortion":
-                draw = [
-                    np.sqrt(var) * np.random.default_rng(s + i).standard_normal((n, 5))
-                    for i, n in enumerate((cfg["n_train"], cfg["n_test"]))
-                ]
-                (x, y), (xt, yt) = (draw[0], draw[0]), (draw[1], draw[1])
-            else:
-                x, y = gaussian_pair(cfg["n_train"], rho=case["rho"], rng=s)
-                xt, yt = gaussian_pair(cfg["n_test"], rho=case["rho"], rng=s + 1)
-            w, wt = (np.hstack([x, y]), np.hstack([xt, yt])) if name == "full" else (y, yt)
-            sets.append((w, x, y))
-            tests.append((wt, xt, yt))
-            ppans.append(build(sets[-1], float(delta), case, s))
-            seeds.append(s)
+    seeds = _seeds(cfg)
+    for k, (name, optimum) in enumerate(curves(cfg).items()):
+        sets, tests, ppans = [], [], []
+        for delta, s in zip(deltas, seeds[name], strict=True):
+            data, test = _draw(cfg, name, s)
+            sets.append(data)
+            tests.append(test)
+            ppans.append(build(data, float(delta), case, s))
         t0 = time.perf_counter()
         ppans = fit_many(ppans, sets, n_jobs=cfg["n_jobs"])
         total = time.perf_counter() - t0
-        h_x = 0.5 * x.shape[1] * math.log(2 * math.pi * math.e)  # unit-variance X ...
-        if which == "rate_distortion":  # ... or the given variances
-            h_x += 0.5 * float(np.log(var).sum())
-        rows = []
-        for ppan, test, s in zip(ppans, tests, seeds, strict=True):
-            row = judge(ppan, test, h_x, s)
-            row["optimum_at_distortion"] = optimum(row["distortion"])
-            row["excess_over_optimum"] = row["gaussian_mi"] - row["optimum_at_distortion"]
-            rows.append(row)
+        rows = [_row(cfg, name, p, t, s) for p, t, s in zip(ppans, tests, seeds[name], strict=True)]
         worst = max(abs(r["excess_over_optimum"]) for r in rows)
-        results[name] = {"points": rows, "worst_abs_gap": worst, "curve_seconds": total}
+        over = max(r["distortion"] - r["delta"] for r in rows)  # > 0: a budget was exceeded
+        results[name] = {
+            "points": rows,
+            "worst_abs_gap": worst,
+            "worst_budget_excess": over,
+            "curve_seconds": total,
+        }
         grid = np.linspace(1e-3, max(deltas.max(), max(r["distortion"] for r in rows)), 200)
         ax.plot(grid, [optimum(d) for d in grid], color=f"C{k}", label=f"optimum ({name})")
         ax.plot(

@@ -1,0 +1,17 @@
+"""Tripathy, Wang, Ishwar Fig. 6 with the paper's own settings (per-sample penalty, lambda 10).
+
+The code is privwatch.gallery.tripathy2019_gaussian (part "vector"); its settings, the paper's
+settings and numbers and the noise between two runs are in
+src/privwatch/gallery/configs/tripathy2019_gaussian_vector_paper.json (shipped with the package).
+results.json and the figures in this folder are the committed record; a run writes only to --out.
+
+Run: python experiments/tripathy2019_gaussian_vector_paper/run.py --out DIR [--quick]
+(the same as: privwatch reproduce tripathy2019_gaussian_vector_paper --out DIR [--quick])
+"""
+
+import sys
+
+from privwatch.gallery import main
+
+if __name__ == "__main__":
+    raise SystemExit(main(["tripathy2019_gaussian_vector_paper", *sys.argv[1:]]))
