@@ -85,8 +85,10 @@ def test_parquet_glob_in_the_engine_releases_like_the_in_memory_audit(
     doc = _audit(str(d / "part-*.parquet"), "--engine", engine, "--out", str(tmp_path))
     assert doc["engine"] == engine and doc["n_records"] == len(df)
     assert doc["files"] == ["leakage.json", "release.parquet"]
-    labelled = pd.read_parquet(tmp_path / "release.parquet")
-    assert labelled["other"].tolist() == df["other"].tolist()  # every record, input order
+    labelled = pd.read_parquet(tmp_path / "release.parquet")  # in the engine's scan order
+    assert sorted(labelled["privwatch_row"]) == list(range(len(df)))  # every record once
+    labelled = labelled.sort_values("privwatch_row").reset_index(drop=True)
+    assert labelled["other"].tolist() == df["other"].tolist()
     _same_release(labelled, reference)
     leakage = json.loads((tmp_path / "leakage.json").read_text())
     assert leakage["route"] == "engine" and leakage["engine"] == engine
@@ -117,7 +119,7 @@ def _read_table(url: str, name: str) -> pd.DataFrame:
 
     eng = sqlalchemy.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
     with eng.connect() as c:
-        out = pd.read_sql(f'SELECT * FROM {name} ORDER BY "__privwatch_row"', c)
+        out = pd.read_sql(f'SELECT * FROM {name} ORDER BY "privwatch_row"', c)
     eng.dispose()
     return out
 
@@ -136,7 +138,7 @@ def test_database_table_in_the_database_releases_like_the_in_memory_audit(
     args = [url, "--table", "records", "--out", str(tmp_path / "out")]
     if kind == "duckdb":  # read-only file: the engine writes Parquet
         doc = _audit(*args, "--write-table", str(tmp_path / "rel.parquet"))
-        labelled = pd.read_parquet(tmp_path / "rel.parquet")
+        labelled = pd.read_parquet(tmp_path / "rel.parquet").sort_values("privwatch_row")
     else:
         doc = _audit(*args, "--write-table", "records_released_cli")
         labelled = _read_table(url, "records_released_cli")

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privwatch.engines import count_table, fold_of, label_records, read_table
+from privwatch.engines import ROW_COLUMN, count_table, fold_of, label_records, read_table
 
 SENS, OBS = ["s"], ["x1", "x2", "x3"]
 
@@ -86,7 +86,12 @@ def test_in_memory_frames_give_the_same_table(parquet: tuple[pd.DataFrame, Path]
     assert {type(v) for v in ref["x2"]} == {float, type(None)}
 
 
-def test_labelling_is_identical_and_in_input_order(
+def _by_row(frame: pd.DataFrame) -> pd.DataFrame:
+    """Written records come in the engine's scan order: restore the input order."""
+    return frame.sort_values(ROW_COLUMN).reset_index(drop=True)
+
+
+def test_labelling_is_identical_and_carries_the_row_position(
     parquet: tuple[pd.DataFrame, Path], tmp_path: Path
 ) -> None:
     df, d = parquet
@@ -97,6 +102,8 @@ def test_labelling_is_identical_and_in_input_order(
     )
     ref = label_records(df, mapping, OBS)
     assert ref is not None and len(ref) == len(df)
+    assert ref[ROW_COLUMN].tolist() == list(range(len(df)))  # returned frames: input order
+    assert list(ref.columns) == [*df.columns, ROW_COLUMN, "release", "flag"]
     assert ref["release"].notna().all()  # the missing-value tuple is labelled too
     expected = df[OBS].astype(object).where(df[OBS].notna(), None).apply(tuple, axis=1)
     lookup = {tuple(r[:3]): r[3] for r in mapping.itertuples(index=False)}
@@ -104,7 +111,10 @@ def test_labelling_is_identical_and_in_input_order(
     for engine in ("pandas", "polars", "duckdb"):
         out = tmp_path / f"{engine}.parquet"
         assert label_records(str(d / "*.parquet"), mapping, OBS, engine=engine, out=out) is None
-        assert _hash(pd.read_parquet(out)) == _hash(ref), engine
+        assert _hash(_by_row(pd.read_parquet(out))) == _hash(ref), engine
+    kept = label_records(str(d / "*.parquet"), mapping, OBS, engine="duckdb", keep_columns=["s"])
+    assert kept is not None and list(kept.columns) == ["s", ROW_COLUMN, "release", "flag"]
+    assert _hash(kept) == _hash(ref[["s", ROW_COLUMN, "release", "flag"]])
 
 
 def test_fold_of_balanced_and_free_of_row_patterns() -> None:
@@ -149,7 +159,7 @@ def test_postgres_counts_and_labels_like_the_file_engines(
     assert _hash(got_pg) == _hash(ref)
     label_records(postgres_url, mapping, OBS, table="records", write_table="records_released")
     eng = sqlalchemy.create_engine(postgres_url.replace("postgresql://", "postgresql+psycopg://"))
-    back = pd.read_sql('SELECT * FROM records_released ORDER BY "__privwatch_row"', eng)
+    back = pd.read_sql('SELECT * FROM records_released ORDER BY "privwatch_row"', eng)
     eng.dispose()
     assert back["release"].tolist() == ref["release"].tolist()
 

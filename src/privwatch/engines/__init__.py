@@ -1,6 +1,7 @@
 """Engines: the group-by count and the per-record labelling on pandas, Polars, DuckDB, Spark
 and SQL databases (DESIGN.md layer 1b). Only the small count table comes back to Python."""
 
+from ._count import ROW as ROW_COLUMN
 from ._count import count_table
 from ._folds import fold_of
 from ._label import label_records, label_spark_frame
@@ -10,6 +11,7 @@ from ._sources import AUTO_THRESHOLD_BYTES, ENGINES, choose_engine
 __all__ = [
     "AUTO_THRESHOLD_BYTES",
     "ENGINES",
+    "ROW_COLUMN",
     "choose_engine",
     "count_table",
     "fold_of",

@@ -18,7 +18,37 @@ from ._sql import connect_url, quote, sql_row_number
 
 __all__ = ["count_table"]
 
-ROW = "__privwatch_row"
+#: The column holding each record's 0-based row position in the source (the order of
+#: :func:`count_table`'s folds): written with every labelled record by :func:`label_records`.
+ROW = "privwatch_row"
+
+
+def duckdb_files_sql(files: Sequence[str], with_row: bool) -> str:
+    """DuckDB ``SELECT`` over Parquet/CSV files, with the global 0-based row position as
+    :data:`ROW` when ``with_row``: the rows of the earlier files (by name) plus the row number
+    inside the file (Parquet ``file_row_number``; the CSV reader keeps file order)."""
+    listing = "[" + ", ".join(quote(f, "'") for f in files) + "]"
+    if not all(f.endswith(".parquet") for f in files):
+        if not with_row:
+            return f"SELECT * FROM read_csv({listing})"
+        row = f"CAST(row_number() OVER () - 1 AS BIGINT) AS {ROW}"
+        return f"SELECT *, {row} FROM read_csv({listing})"
+    if not with_row:
+        return f"SELECT * FROM read_parquet({listing})"
+    if len(files) == 1:  # one file: its row number is the row position, no join
+        return (
+            f"SELECT * EXCLUDE (file_row_number), CAST(file_row_number AS BIGINT) AS {ROW} "
+            f"FROM read_parquet({listing}, file_row_number=true)"
+        )
+    return f"""WITH sizes AS (SELECT file_name AS filename, sum(row_group_num_rows) AS n
+             FROM (SELECT DISTINCT file_name, row_group_id, row_group_num_rows
+                   FROM parquet_metadata({listing})) GROUP BY file_name),
+        offs AS (SELECT filename, coalesce(sum(n) OVER (ORDER BY filename ROWS BETWEEN
+                 UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS off FROM sizes)
+        SELECT t.* EXCLUDE (filename, file_row_number),
+               CAST(offs.off + t.file_row_number AS BIGINT) AS {ROW}
+        FROM read_parquet({listing}, filename=true, file_row_number=true) t
+        JOIN offs USING (filename)"""
 
 
 def _check_columns(sensitive: Sequence[str], observed: Sequence[str]) -> list[str]:
@@ -97,29 +127,7 @@ def _files_frame(src: Source, with_row: bool) -> Any:
         return nw.from_native(lazy)
     if src.engine == "duckdb":
         con = duckdb_connect()
-        listing = "[" + ", ".join(quote(f, "'") for f in files) + "]"
-        if not parquet:
-            rel = con.sql(f"SELECT * FROM read_csv({listing})")
-            if with_row:  # the CSV reader keeps file order (preserve_insertion_order)
-                rel = con.sql(
-                    f"SELECT *, row_number() OVER () - 1 AS {ROW} FROM read_csv({listing})"
-                )
-            return nw.from_native(rel)
-        if not with_row:
-            return nw.from_native(con.sql(f"SELECT * FROM read_parquet({listing})"))
-        # global row = rows of the earlier files + the row number inside the file
-        rel = con.sql(
-            f"""WITH sizes AS (SELECT file_name AS filename, sum(row_group_num_rows) AS n
-                 FROM (SELECT DISTINCT file_name, row_group_id, row_group_num_rows
-                       FROM parquet_metadata({listing})) GROUP BY file_name),
-            offs AS (SELECT filename, coalesce(sum(n) OVER (ORDER BY filename ROWS BETWEEN
-                     UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS off FROM sizes)
-            SELECT t.* EXCLUDE (filename, file_row_number),
-                   CAST(offs.off + t.file_row_number AS BIGINT) AS {ROW}
-            FROM read_parquet({listing}, filename=true, file_row_number=true) t
-            JOIN offs USING (filename)"""
-        )
-        return nw.from_native(rel)
+        return nw.from_native(con.sql(duckdb_files_sql(files, with_row)))
     if src.engine == "spark":
         from functools import reduce
 

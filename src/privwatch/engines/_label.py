@@ -1,4 +1,8 @@
-"""Label every record with its row of a small per-tuple mapping, in input order, streaming."""
+"""Label every record with its row of a small per-tuple mapping, streaming, in scan order.
+
+Every labelled record carries its 0-based row position in the source (:data:`ROW`), so the
+engines write in whatever order they scan and join (no global sort of the table); frames
+returned to Python are sorted by it."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ValidationError
-from ._count import ROW, _files_frame, _native_frame
+from ._count import ROW, _files_frame, _native_frame, duckdb_files_sql
 from ._sources import Source, duckdb_connect, require, resolve
 from ._sql import connect_url, quote, sql_row_number
 
@@ -22,12 +26,19 @@ def _arrow_mapping(mapping: pd.DataFrame) -> Any:
     return pa.Table.from_pandas(mapping.reset_index(drop=True), preserve_index=False)
 
 
-def _select(keep: Sequence[str] | None, extra: list[str], t: str = "t", m: str = "m") -> str:
-    left = (
-        f"{t}.* EXCLUDE ({quote(ROW)})"
-        if keep is None
-        else ", ".join(f"{t}.{quote(c)}" for c in keep)
+def _join_condition(mapping: pd.DataFrame, on: list[str], t: str = "t", m: str = "m") -> str:
+    """Plain equality (hash-joinable everywhere) where the mapping has no missing key: a
+    missing record value then matches nothing either way; null-safe only where needed."""
+    return " AND ".join(
+        f"{t}.{quote(k)} = {m}.{quote(k)}"
+        if mapping[k].notna().all()
+        else f"{t}.{quote(k)} IS NOT DISTINCT FROM {m}.{quote(k)}"
+        for k in on
     )
+
+
+def _select(keep: Sequence[str] | None, extra: list[str], t: str = "t", m: str = "m") -> str:
+    left = f"{t}.*" if keep is None else ", ".join(f"{t}.{quote(c)}" for c in [*keep, ROW])
     return ", ".join([left, *(f"{m}.{quote(c)}" for c in extra)])
 
 
@@ -36,20 +47,29 @@ def _copy_target(out: str | Path) -> str:
     return f"TO {quote(str(out), chr(39))} (FORMAT {fmt})"
 
 
+def _in_row_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """A labelled frame returned to Python: sorted by the row position (small data only)."""
+    return frame.sort_values(ROW, kind="stable").reset_index(drop=True)
+
+
 def _label_duckdb(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any) -> Any:
-    frame = _files_frame(src, True) if src.kind == "files" else _native_frame(src, True)
     con = duckdb_connect()
-    rel = frame.to_native()
-    reader = getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader  # duckdb < 1.4
-    con.register("src", reader())
+    if src.kind == "files":  # read, join and write on one connection: no hand-off
+        source = f"({duckdb_files_sql(list(src.files), True)})"
+    else:  # a relation of the caller's connection: streamed over as Arrow batches
+        rel = _native_frame(src, True).to_native()
+        reader = getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader  # duckdb < 1.4
+        con.register("src", reader())
+        source = "src"
     con.register("m", _arrow_mapping(mapping))
     extra = [c for c in mapping.columns if c not in on]
-    cond = " AND ".join(f"t.{quote(k)} IS NOT DISTINCT FROM m.{quote(k)}" for k in on)
     query = (
-        f"SELECT {_select(keep, extra)} FROM src t LEFT JOIN m ON {cond} ORDER BY t.{quote(ROW)}"
+        f"SELECT {_select(keep, extra)} FROM {source} t "
+        f"LEFT JOIN m ON {_join_condition(mapping, on)}"
     )
     if out is None:
-        return con.sql(query).df()
+        return _in_row_order(con.sql(query).df())
+    con.execute("SET preserve_insertion_order = false")  # scan order: no sort, no buffering
     con.execute(f"COPY ({query}) {_copy_target(out)}")
     return None
 
@@ -60,17 +80,14 @@ def _label_polars(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, k
     lazy = frame.to_native()
     lazy = lazy.lazy() if isinstance(lazy, pl.DataFrame) else lazy
     cols = [c for c in lazy.collect_schema().names() if c != ROW] if keep is None else list(keep)
+    cols.append(ROW)
     m = pl.from_arrow(_arrow_mapping(mapping)).lazy()
     schema = lazy.collect_schema()
     m = m.with_columns([pl.col(k).cast(schema[k]) for k in on])
     extra = [c for c in mapping.columns if c not in on]
-    joined = (
-        lazy.join(m, on=on, how="left", nulls_equal=True, maintain_order="left")
-        .sort(ROW)
-        .select([*cols, *extra])
-    )
+    joined = lazy.join(m, on=on, how="left", nulls_equal=True).select([*cols, *extra])
     if out is None:
-        return joined.collect().to_pandas()
+        return _in_row_order(joined.collect().to_pandas())
     (joined.sink_csv if str(out).endswith(".csv") else joined.sink_parquet)(str(out))
     return None
 
@@ -79,13 +96,14 @@ def _label_pandas(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, k
     frame = _files_frame(src, True) if src.kind == "files" else _native_frame(src, True)
     df = frame.to_native()
     cols = [c for c in df.columns if c != ROW] if keep is None else list(keep)
+    cols.append(ROW)
     m = mapping.copy()
     for k in on:  # align dtypes so that 1 and 1.0, None and NaN meet
         if m[k].notna().all():
             m[k] = m[k].astype(df[k].dtype)
         elif pd.api.types.is_numeric_dtype(df[k].dtype):
             m[k] = pd.to_numeric(m[k].astype(object).where(m[k].notna(), np.nan))
-    res = df.merge(m, on=on, how="left", sort=False).sort_values(ROW, kind="stable")
+    res = df.merge(m, on=on, how="left", sort=False)  # keeps the records' order
     res = res[[*cols, *(c for c in mapping.columns if c not in on)]].reset_index(drop=True)
     if out is None:
         return res
@@ -94,15 +112,14 @@ def _label_pandas(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, k
 
 
 def _spark_join(sdf: Any, mapping: pd.DataFrame, on: list[str], keep: Any) -> Any:
-    """Records (with the row column) left-joined null-safely with ``mapping``, input order."""
+    """Records left-joined null-safely with ``mapping`` (the row column kept when present)."""
     spark = sdf.sparkSession
     m = spark.createDataFrame(mapping.astype(object).where(mapping.notna(), None))
     cond = [sdf[k].eqNullSafe(m[k]) for k in on]
     cols = [c for c in sdf.columns if c != ROW] if keep is None else list(keep)
+    cols += [ROW] if ROW in sdf.columns else []
     extra = [c for c in mapping.columns if c not in on]
     joined = sdf.join(m, on=cond, how="left")
-    if ROW in sdf.columns:
-        joined = joined.orderBy(sdf[ROW])
     return joined.select(*[sdf[c] for c in cols], *[m[c] for c in extra])
 
 
@@ -116,7 +133,7 @@ def _label_spark(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, ke
     frame = _files_frame(src, True) if src.kind == "files" else _native_frame(src, True)
     joined = _spark_join(frame.to_native(), mapping, on, keep)
     if out is None:
-        return joined.toPandas()
+        return _in_row_order(joined.toPandas())
     writer = joined.write.mode("overwrite")
     (writer.option("header", True).csv if str(out).endswith(".csv") else writer.parquet)(str(out))
     return None
@@ -139,14 +156,12 @@ def _label_sql(
             else f"(t.{quote(k)} = m.{quote(k)} OR (t.{quote(k)} IS NULL AND m.{quote(k)} IS NULL))"
             for k in on
         )
-        left = "t.*" if keep is None else ", ".join(f"t.{quote(c)}" for c in keep)
+        left = "t.*" if keep is None else ", ".join(f"t.{quote(c)}" for c in [*keep, ROW])
         right = ", ".join(f"m.{quote(c)}" for c in extra)
         query = (
             f"SELECT {left}, {right} FROM (SELECT *, {sql_row_number(dialect)} AS {quote(ROW)} "
-            f"FROM {table}) t LEFT JOIN {quote(tmp)} m ON {cond} ORDER BY t.{quote(ROW)}"
+            f"FROM {table}) t LEFT JOIN {quote(tmp)} m ON {cond}"
         )
-        if keep is None:
-            query = query.replace("SELECT t.*,", "SELECT t.*,", 1)
         if write_table is not None:
             sqlalchemy = require("sqlalchemy")
             if sqlalchemy.inspect(con.conn).has_table(write_table):
@@ -156,7 +171,7 @@ def _label_sql(
             con.execute(f"CREATE TABLE {quote(write_table)} AS {query}")
             result = None
         else:
-            result = con.query(query).drop(columns=[ROW], errors="ignore")
+            result = _in_row_order(con.query(query))
             if out is not None:
                 (
                     result.to_csv(out, index=False)
@@ -184,13 +199,18 @@ def label_records(
     """Join every record with its row of ``mapping`` (one row per distinct ``on`` tuple).
 
     The join runs in the engine (a left join; missing keys meet missing keys, so the None
-    group of :func:`count_table` is labelled too), ordered by the input row position, and is
-    written by the engine to ``out`` (``.parquet`` or ``.csv``) — DuckDB and Polars stream it
-    without materialising the table in Python — or, for a database URL, to the new table
-    ``write_table`` in the database. Returns a pandas frame only when neither is given.
+    group of :func:`count_table` is labelled too) and is written by the engine to ``out``
+    (``.parquet`` or ``.csv``) — DuckDB and Polars stream it without materialising the table
+    in Python — or, for a database URL, to the new table ``write_table`` in the database.
+    Written records come in the engine's scan order, not sorted (a global sort of a large
+    table costs more than the count): each carries its 0-based row position in the source,
+    the column ``privwatch_row`` (:data:`ROW_COLUMN`; the position :func:`count_table`'s
+    folds are computed from), to restore the input order with ``ORDER BY privwatch_row``.
+    Returns a pandas frame, sorted by ``privwatch_row``, only when neither is given.
 
-    Output columns: ``keep_columns`` (default: all of the source's) then the mapping's
-    non-key columns; records whose tuple is absent from ``mapping`` get missing values.
+    Output columns: ``keep_columns`` (default: all of the source's), ``privwatch_row``, then
+    the mapping's non-key columns; records whose tuple is absent from ``mapping`` get missing
+    values. A source must not have a column named ``privwatch_row`` itself.
 
     Examples
     --------
