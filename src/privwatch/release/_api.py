@@ -25,7 +25,14 @@ from ._cells import DISCLOSURES, CountTable, LiftBox, cell_counts, first_rows, g
 from ._heldout import HeldOut, held_out_check
 from ._hierarchy import Hierarchy, build_hierarchies
 from ._local import refine_locally
-from ._search import Plan, ReleaseSpace, information, release_cells, search_global
+from ._search import (
+    Plan,
+    ReleaseSpace,
+    finest_bound,
+    information,
+    release_cells,
+    search_global,
+)
 
 __all__ = ["ReleaseNotMetWarning", "ReleaseResult", "find_release"]
 
@@ -125,9 +132,11 @@ class _Fitter:
                 np.tile(self.space.n_levels - 1, (counts.shape[0], 1)),
                 np.ones(counts.shape[0], dtype=bool),
             )
-            candidates = [
-                refine_locally(self.space, p, counts, self.box) for p in (best.plan, root)
-            ]
+            # refining the root cannot beat a global release that keeps the finest information
+            starts = [best.plan, root]
+            if best.information >= finest_bound(self.space, counts) - 1e-12:
+                starts = [best.plan]
+            candidates = [refine_locally(self.space, p, counts, self.box) for p in starts]
             values = [
                 information(self.space, *release_cells(self.space, p), counts) for p in candidates
             ]

@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from ._cells import CountTable, LiftBox, cell_counts, entropy_of_sizes, group_rows
 from ._hierarchy import SUPPRESSED, Hierarchy
 
-__all__ = ["Plan", "ReleaseSpace", "search_global"]
+__all__ = ["Plan", "ReleaseSpace", "finest_bound", "search_global"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -138,6 +138,14 @@ def information(space: ReleaseSpace, cell_of: IntArray, n_cells: int, counts: Fl
     if total <= 0:
         return 0.0
     return float(cell_information(space, cell_of, n_cells, counts, total).sum())
+
+
+def finest_bound(space: ReleaseSpace, counts: FloatArray) -> float:
+    """The information of the most detailed node without suppression: no release, global or
+    local, keeps more (merging cells only loses information), so a release that reaches it
+    cannot be beaten by refining the all-``*`` root locally (the search's own pruning bound)."""
+    start = (0,) * len(space.hierarchies)
+    return information(space, *space.node_cells(start), counts)
 
 
 def release_cells(space: ReleaseSpace, plan: Plan) -> tuple[IntArray, int]:
