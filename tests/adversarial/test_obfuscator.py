@@ -272,17 +272,19 @@ def test_table2_schedule_fits_the_papers_g0_and_generator_schedule() -> None:
 
     todo = jobs(config("romanelli2020_table2")["settings"])
     keys = [k for _, k, _ in todo]
-    assert keys[:2] == ["epochs=100", "epochs=20"]  # the longest fit first
-    assert {"L=270/paper", "L=173/paper", "L=173/case"} <= set(keys)
-    for sweep, _, job in todo:
-        if sweep == "schedule":  # Sec. IV-B: G 30 epochs, batch 512, step 1e-4; 24 iterations
+    assert keys[:2] == ["epochs=40", "epochs=20"]  # the longest fit first
+    assert {"L=270/paper", "L=270/ours", "L=173/case", "L=173/ours"} <= set(keys)
+    inits = {(job["L"], job["init"]) for _, _, job in todo}
+    assert {(173, "ln2/100"), (173, "ln2/60"), (173, "20/L"), (270, "ln2/100")} <= inits
+    for _, key, job in todo:
+        if job["L"] == 173:  # Sec. IV-B: G 30 epochs, batch 512, step 1e-4; 24 iterations
             p = job["params"]
             assert (p["generator_epochs"], p["generator_batch_size"], p["max_iter"]) == (
                 30,
                 512,
                 24,
             )
-            assert job["init"] == "ln2/100" and job["L"] == 173
+            assert p["generator_lr"] == 1e-4 and p["classifier_batch_size"] == 512, key
     assert init_epsilon("ln2/100", 173.0) == pytest.approx(math.log(2) / 100)
     assert init_epsilon("20/L", 200.0) == pytest.approx(0.1)
     with pytest.raises(ValueError, match="`init` must look like"):

@@ -5,14 +5,15 @@ Algorithm 1 with the paper's Laplace-seeded generator
 (:class:`privwatch.adversarial.Obfuscator`, ``generator="laplace"``), fitted on the training
 users' locations only, in two sweeps:
 
-* ``seeds``: G0 is the planar Laplace of each epsilon of a case's ``inits``: the paper's
-  spread-out ln 2 / 100 (§III-C, §IV-A: "we have defined G0 as L^eps with eps = ln 2 / 100"), the
-  budget-matched Laplace of the case (ln 2 / 60 at L = 173 m), or ours (20 / L, expected
-  displacement L / 10, the default of ``Obfuscator``), with our schedule (``obfuscator``);
-* ``schedule``: L = 173 m (Table II's case), G0 the paper's, the paper's generator settings of
-  §IV-B (30 epochs per iteration, batch 512, step 1e-4) and 24 iterations (Table II is measured at
-  the 24th), with the classifier trained for each of ``classifier_epochs`` epochs per iteration
-  (batch 512, step 1e-3; the paper: 3,000 epochs).
+* ``schedule``: L = 173 m (Table II's case), G0 the paper's planar Laplace ln 2 / 100 (§III-C,
+  §IV-A: "we have defined G0 as L^eps with eps = ln 2 / 100"), the paper's generator settings of
+  §IV-B (30 epochs per iteration, batch 512, step 1e-4) and 24 iterations (Table II is measured
+  at the 24th), with the classifier trained for each of ``classifier_epochs`` epochs per
+  iteration (batch 512, step 1e-3; the paper: 3,000);
+* ``seeds``: the starting mechanism G0 = the planar Laplace of each epsilon of a case's ``inits``
+  (the paper's spread-out ln 2 / 100, the budget-matched Laplace of the case, ln 2 / 60 at
+  L = 173 m, or ours, 20 / L: expected displacement L / 10, the default of ``Obfuscator``), with
+  ``seeds.obfuscator`` updated by the case's own ``obfuscator`` settings.
 
 Every fitted mechanism is frozen and judged on the test users: Bayes errors B(X | Z) on grids
 (eq. 24-26) at ``hits`` releases per point, and Table II's protocol
@@ -93,7 +94,7 @@ def jobs(cfg: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
         )
     for case in cfg["seeds"]["cases"]:
         for name, spec in case["inits"].items():
-            params = dict(cfg["seeds"]["obfuscator"])
+            params = {**cfg["seeds"]["obfuscator"], **case.get("obfuscator", {})}
             out.append(
                 ("seeds", f"L={case['L']}/{name}", {"L": case["L"], "init": spec, "params": params})
             )
