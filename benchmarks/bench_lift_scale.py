@@ -4,7 +4,8 @@ Records: 4 numeric columns N(0, 1) and 2 categorical ones (5 and 8 levels); S in
 log-odds 0.8 x0 - 0.5 x1 + 0.4 x0 x2 + an effect per level of each categorical column. The
 baseline in the same run is a plain (linear) scikit-learn ``LogisticRegression`` on the same
 one-hot encoded records: the figures are its fit time and the ratio of AutoLift's to it; the
-peak resident memory is the whole process's (``ru_maxrss``), and so is the CPU time.
+peak resident memory is the whole process's (``ru_maxrss``), and so is the CPU time; the load
+averages at the start and the end say how shared the machine was.
 
 Run: /usr/bin/time -v python benchmarks/bench_lift_scale.py [n_rows]
 """
@@ -12,6 +13,7 @@ Run: /usr/bin/time -v python benchmarks/bench_lift_scale.py [n_rows]
 from __future__ import annotations
 
 import json
+import os
 import resource
 import sys
 import time
@@ -43,6 +45,7 @@ def table(n: int, seed: int) -> tuple[pd.DataFrame, np.ndarray]:
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 2_000_000
     warnings.simplefilter("ignore", FutureWarning)
+    load_start = os.getloadavg()
     frame, s = table(n, 0)
     from sklearn.linear_model import LogisticRegression
 
@@ -70,6 +73,9 @@ def main() -> None:
         # CPU time of the whole process (baseline + AutoLift + scoring): on a shared machine the
         # wall times above are mostly waiting
         "process_cpu_seconds": usage.ru_utime + usage.ru_stime,
+        # 1-, 5- and 15-minute load averages (2 cores) at the start and at the end
+        "load_average_start": load_start,
+        "load_average_end": os.getloadavg(),
         "chosen": auto.best_name_,
         "reason": auto.reason_,
         "selection": auto.selection_.drop(columns=["reason"]).to_dict(orient="records"),

@@ -155,6 +155,7 @@ def test_posterior_log_loss_of_the_truth_is_lower() -> None:
         ({"selection_cv": 1}, "`selection_cv` must be at least 2"),
         ({"selection_rule": "best"}, "`selection_rule` must be one of"),
         ({"selection_size": 0}, "`selection_size`"),
+        ({"max_refit_rows": 0}, "`max_refit_rows`"),
     ],
 )
 def test_auto_bad_parameters(kwargs: dict[str, object], pattern: str) -> None:

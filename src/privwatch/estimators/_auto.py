@@ -95,11 +95,14 @@ class AutoLift(LiftEstimator):
     first) whose log-loss is within one standard error of the paired per-record difference
     from the lowest (a difference the validation noise can explain does not
     buy a more variable model). Each chosen family is then fitted on the whole sample (its own
-    regularisation search) and, on larger data, refit on all records with the regularisation it
-    selected (neural families on at most ``max_neural_rows`` records): the expensive searches
-    run on the sample only. ``selection_`` holds the table: family, cross-validated log-loss,
-    calibration error (top-label ECE, 10 bins, mean over the folds), fit seconds, parameters
-    selected in the last fold, stacking ``weight`` and which were chosen; ``reason_`` says why.
+    regularisation search) and, on larger data, refit with the regularisation it selected on
+    the records, at most ``max_refit_rows`` of them (a stratified sample; ``None``: all), neural
+    families on at most ``max_neural_rows``: the searches run on the selection sample only, and a
+    refit costs at most a fixed number of rows (a model of a few hundred parameters gains little
+    past 500,000 records: its estimation error shrinks as 1/sqrt(n)). ``selection_`` holds the
+    table: family, cross-validated log-loss, calibration error (top-label ECE, 10 bins, mean
+    over the folds), fit seconds, parameters selected in the last fold, stacking ``weight`` and
+    which were chosen; ``reason_`` says why.
     :meth:`model_variance` is the chosen families' disagreement, which the intervals of
     :meth:`fit_score` include (model error, not only resampling variance).
 
@@ -123,6 +126,7 @@ class AutoLift(LiftEstimator):
         selection_cv: int = 3,
         selection_rule: str = "stack",
         max_neural_rows: int = 200_000,
+        max_refit_rows: int | None = 500_000,
         progress: bool = False,
         device: str = "cpu",
         rng: RNGLike = None,
@@ -132,6 +136,7 @@ class AutoLift(LiftEstimator):
         self.selection_cv = selection_cv
         self.selection_rule = selection_rule
         self.max_neural_rows = max_neural_rows
+        self.max_refit_rows = max_refit_rows
         self.progress = progress
         self.device = device
         self.rng = rng
@@ -144,6 +149,8 @@ class AutoLift(LiftEstimator):
             )
         check_positive_int(self.selection_size, "selection_size")
         check_positive_int(self.max_neural_rows, "max_neural_rows")
+        if self.max_refit_rows is not None:
+            check_positive_int(self.max_refit_rows, "max_refit_rows")
         if self.selection_rule not in SELECTION_RULES:
             raise ValidationError(
                 f"`selection_rule` must be one of {SELECTION_RULES}; got {self.selection_rule!r}."
@@ -239,14 +246,16 @@ class AutoLift(LiftEstimator):
         self, name: str, seed: int, frame: pd.DataFrame, labels: Any, codes: Any, rows: Any
     ) -> LiftEstimator:
         """Fit one family on the selection sample (its own regularisation search), then refit it
-        with that regularisation on all records (neural families on at most max_neural_rows)."""
+        with that regularisation on all records, or on a stratified sample of at most
+        max_refit_rows (max_neural_rows for neural families)."""
         from sklearn.model_selection import train_test_split
 
         model = _candidate(name, seed, self.device).fit(frame.iloc[rows], labels[rows])
         rows_all = np.arange(len(frame))
-        if name in ("mlp", "dv", "nwj") and len(frame) > self.max_neural_rows:
+        cap = self.max_neural_rows if name in ("mlp", "dv", "nwj") else self.max_refit_rows
+        if cap is not None and len(frame) > cap:
             rows_all, _ = train_test_split(
-                rows_all, train_size=self.max_neural_rows, stratify=codes, random_state=seed
+                rows_all, train_size=cap, stratify=codes, random_state=seed
             )
         if len(rows_all) > len(rows):  # refit on all records with the selected regularisation
             model = model.frozen_estimator().fit(frame.iloc[rows_all], labels[rows_all])
