@@ -137,7 +137,8 @@ def test_score_source_streams_the_log_lift(table: Any, tmp_path: Path) -> None:
 def test_streamed_fit_saves_loads_and_leaves_torch_state_alone(table: Any, tmp_path: Path) -> None:
     frame, folder = table
     before = torch.random.get_rng_state()
-    est = ClassifierLift(rng=0, dropout=0.1, **FAST).fit_source(folder / "all.parquet", "s", ["x"])
+    est = ClassifierLift(rng=0, dropout=0.1, progress=True, **FAST)
+    est.fit_source(folder / "all.parquet", "s", ["x"])  # with the progress bars
     assert torch.equal(torch.random.get_rng_state(), before)
     est.save(tmp_path / "m.pwm")
     back = ClassifierLift.load(tmp_path / "m.pwm")
