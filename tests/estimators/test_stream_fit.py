@@ -113,6 +113,38 @@ def test_validation_split_follows_row_positions(table: Any) -> None:
     assert est.validation_sizes_[0] != est.validation_sizes_[1]
 
 
+def test_an_epoch_yields_every_training_record_once(tmp_path: Path) -> None:
+    """A file sorted by the sensitive value in 40 row groups: each epoch yields each training
+    record exactly once, in full mini-batches but the last, row groups in a new order, and
+    mini-batches that mix the sensitive values."""
+    from privwatch.estimators._stream_source import SourceReader
+    from privwatch.estimators._stream_training import RowSplit, TrainingStream
+
+    n = 4000
+    frame = pd.DataFrame({"row": np.arange(n), "s": np.repeat([0, 1], n // 2)})
+    frame.to_parquet(tmp_path / "sorted.parquet", row_group_size=100)
+    reader = SourceReader(tmp_path / "sorted.parquet", ["row", "s"], read_rows=64)
+    split = RowSplit(5, 0.2)
+
+    def encode(f: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        return f[["row"]].to_numpy(np.float32), f["s"].to_numpy(np.int64)
+
+    stream = TrainingStream(reader, encode, split, batch_size=128, shuffle_rows=1000,
+                            order_rng=np.random.default_rng(0), device="cpu")  # fmt: skip
+    train = np.flatnonzero(~split.validation(0, n))
+    gen = torch.Generator().manual_seed(0)
+    firsts = []
+    for _ in range(2):
+        batches = list(stream.epoch(gen))
+        rows = np.concatenate([x[:, 0].numpy() for x, _ in batches]).astype(np.int64)
+        np.testing.assert_array_equal(np.sort(rows), train)
+        assert all(len(s) == 128 for _, s in batches[:-1]) and 0 < len(batches[-1][1]) <= 128
+        mixed = [0 < float(s.float().mean()) < 1 for _, s in batches[:-1]]
+        assert np.mean(mixed) > 0.9, np.mean(mixed)
+        firsts.append(rows[:128])
+    assert not np.array_equal(firsts[0], firsts[1])
+
+
 def test_score_source_streams_the_log_lift(table: Any, tmp_path: Path) -> None:
     frame, folder = table
     est = DVLift(rng=0, **FAST).fit_source(str(folder / "part-*.parquet"), "s", ["x", "c"])

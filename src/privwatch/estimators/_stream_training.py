@@ -28,6 +28,12 @@ __all__ = ["RowSplit", "StreamLiftTrainer", "TrainingStream"]
 Encode = Callable[[Any], tuple[Any, Any]]
 
 
+def _writable(a: Any) -> Any:
+    """``a`` as a writable C-contiguous array (a copy only when needed: torch refuses to share
+    read-only memory, e.g. Arrow buffers)."""
+    return np.require(a, requirements=["C", "W"])
+
+
 class RowSplit:
     """Validation records: those whose :func:`row_uniform` (with ``seed``) is below
     ``threshold``; the others train."""
@@ -103,8 +109,8 @@ class TrainingStream:
             if not keep.any():
                 continue
             x, s = self.encode(frame[keep])
-            pending_x.append(torch.as_tensor(x, device=self.device))
-            pending_s.append(torch.as_tensor(s, device=self.device))
+            pending_x.append(torch.as_tensor(_writable(x), device=self.device))
+            pending_s.append(torch.as_tensor(_writable(s), device=self.device))
             held += len(s)
             while held >= self.shuffle_rows:
                 x_all, s_all = torch.cat(pending_x), torch.cat(pending_s)
