@@ -222,6 +222,8 @@ def test_streamed_fit_errors(table: Any, tmp_path: Path) -> None:
         fitted.score_source(src, tmp_path / "scores.csv")
     with pytest.raises(ValidationError, match="`keep` must be a list of column names"):
         next(fitted.score_batches(src, keep="k"))
+    with pytest.raises(ValidationError, match="`keep` must name distinct columns other than"):
+        next(fitted.score_batches(frame.rename(columns={"k": "risk"}), keep=["risk"]))
     with pytest.raises(ValidationError, match=r"missing \['x'\]"):
         next(fitted.score_batches(frame[["s", "c"]]))
 

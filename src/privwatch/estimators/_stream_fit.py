@@ -129,6 +129,11 @@ def score_batches(
     columns = list(est.preprocessor_.columns_)
     if isinstance(keep, str) or not all(isinstance(c, str) for c in keep):
         raise ValidationError(f"`keep` must be a list of column names; got {keep!r}.")
+    taken = {"row", "risk", *(f"log_lift[{label}]" for label in est.sensitive_labels_)}
+    if taken & set(keep) or len(set(keep)) != len(keep):
+        raise ValidationError(
+            f"`keep` must name distinct columns other than {sorted(taken)}; got {list(keep)!r}."
+        )
     extra = [c for c in keep if c not in columns]
     reader = SourceReader(source, [*columns, *extra], read_rows)
     for start, frame in reader.scan():
