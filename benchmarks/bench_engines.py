@@ -38,7 +38,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from privwatch.engines import count_table, label_records
+from privwatch.engines import ROW_COLUMN, count_table, label_records
 from privwatch.release import release_source
 
 CARD = (4, 5, 5, 8, 10, 12)
@@ -70,8 +70,10 @@ def digest(t: pd.DataFrame) -> str:
     return hashlib.sha256(t.to_csv(index=False).encode()).hexdigest()[:16]
 
 
-def release_hash(relation: str, row: str) -> str:
-    """Order-sensitive hash of the scores and release of every record (DuckDB over a file)."""
+def release_hash(relation: str, row: str = ROW_COLUMN) -> str:
+    """Hash of the scores and release of every record with its row position (DuckDB over the
+    written file): sum of hash(row position, release...) does not depend on the order the
+    records were written in, and changes when any record's release or position changes."""
     cols = ", ".join(
         [f"CAST({c} AS VARCHAR)" for c in HASHED[:-2]]
         + ["CAST(release_risk AS DOUBLE)", "CAST(release_flagged AS BOOLEAN)"]
@@ -141,7 +143,7 @@ def postgres_release_hash(url: str, table: str, work: Path) -> str:
     import psycopg
 
     csv = work / "released.csv"
-    cols = ", ".join(["__privwatch_row", *HASHED])
+    cols = ", ".join([ROW_COLUMN, *HASHED])
     query = f"COPY (SELECT {cols} FROM {table}) TO STDOUT (FORMAT csv, HEADER)"
     with (
         psycopg.connect(url) as con,
@@ -151,7 +153,7 @@ def postgres_release_hash(url: str, table: str, work: Path) -> str:
     ):
         for block in cp:
             fh.write(block)
-    h = release_hash(f"read_csv('{csv}')", "__privwatch_row + 1")
+    h = release_hash(f"read_csv('{csv}')")
     csv.unlink()
     return h
 
@@ -205,18 +207,42 @@ def compare(path: Path, engines_: list[str], epsilon: float, work: Path) -> dict
                 row["release_hash"] = postgres_release_hash(url, "bench_released", work)
             else:
                 files = f"'{out}/*.parquet'" if out.is_dir() else f"'{out}'"
-                row["release_hash"] = release_hash(f"read_parquet({files})", "row_number() OVER ()")
+                row["release_hash"] = release_hash(f"read_parquet({files})")
                 shutil.rmtree(out) if out.is_dir() else out.unlink()
         res[eng] = row
         print(eng, json.dumps(row), flush=True)
     return res
 
 
+def audit_steps(path: Path, epsilon: float, work: Path) -> dict[str, Any]:
+    """The plug-in audit of ``privwatch audit --engine duckdb`` (``audit_source``), timed per
+    step: the count with folds, the release search on the count table, the labelling + write."""
+    from privwatch.report import audit_source
+
+    marks: list[tuple[str, float]] = []
+    out = work / "steps_release.parquet"
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = audit_source(
+            str(path), "s", OBS, epsilon=epsilon, engine="duckdb", out=out,
+            step=lambda msg: marks.append((msg, time.perf_counter())),
+        )  # fmt: skip
+    end = time.perf_counter()
+    names = [m for m, _ in marks] + ["end"]
+    times = [t for _, t in marks] + [end]
+    steps = {names[i]: times[i + 1] - times[i] for i in range(len(marks))}
+    written_hash = release_hash(f"read_parquet('{out}')")
+    out.unlink()
+    res_d: dict[str, Any] = {"total_s": end - t0, **steps, "satisfied": res.satisfied}
+    return {**res_d, "release_hash": written_hash}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--dir", default="/tmp/pwbench")
-    ap.add_argument("--only", default="", help="sql or duckdb: that count alone")
+    ap.add_argument("--only", default="", help="sql or duckdb: that count alone; steps: audit")
     ap.add_argument("--compare", default="", help="comma-separated engines")
     ap.add_argument("--epsilon", type=float, default=0.5)
     a = ap.parse_args()
@@ -230,6 +256,8 @@ def main() -> None:
     elif a.only == "sql":
         t, s = timed(hand_sql, path)
         print(json.dumps({"rows": a.rows, "hand_sql_s": s, "groups": len(t)}))
+    elif a.only == "steps":
+        print(json.dumps({"rows": a.rows, **audit_steps(path, a.epsilon, d)}))
     elif a.compare:
         res = compare(path, a.compare.split(","), a.epsilon, d)
         print(json.dumps({"rows": a.rows, **res}, indent=1))

@@ -177,13 +177,13 @@ def audit_source(
     One group-by in the engine (:func:`privwatch.engines.count_table`, held-out folds from row
     positions), epsilon proposed from the count table when not given (:func:`propose_epsilon`),
     the release search on the count table and one join in the engine
-    (:func:`privwatch.release.release_source`) that writes every record with its released
-    values, risk and flags to ``out`` (``.parquet``/``.csv``, streamed by the engine) or to the
-    new database table ``write_table``. ``options`` are the keyword arguments of
-    :func:`privwatch.release.find_release` (``disclosure``, ``max_suppressed``, ``useful``,
-    ``local``, ``held_out_tolerance``, ``confidence``). Records with a missing key value are an
-    error unless ``missing="drop"`` (they are then left out of the counts; their labelled rows
-    carry no release).
+    (:func:`privwatch.engines.label_records`) that writes every record with its row position
+    (``privwatch_row``), released values, risk and flags to ``out`` (``.parquet``/``.csv``,
+    streamed by the engine in its scan order) or to the new database table ``write_table``.
+    ``options`` are the keyword arguments of :func:`privwatch.release.find_release`
+    (``disclosure``, ``max_suppressed``, ``useful``, ``local``, ``held_out_tolerance``,
+    ``confidence``). Records with a missing key value are an error unless ``missing="drop"``
+    (they are then left out of the counts; their labelled rows carry no release).
 
     Examples
     --------
@@ -218,9 +218,14 @@ def audit_source(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = release_source(
-            source, sens, obs, epsilon=float(epsilon), table=table, out=out,
-            write_table=write_table, folds=folds, rng=rng, counts=counts,
-            hierarchies=hierarchies, **options,
+            source, sens, obs, epsilon=float(epsilon), table=table, folds=folds, rng=rng,
+            counts=counts, hierarchies=hierarchies, **options,
+        )  # fmt: skip
+    if out is not None or write_table is not None:
+        say("labelling every record in the engine")
+        engines.label_records(
+            source, result.mapping, obs, out=out, engine=str(counts.attrs["engine"]),
+            table=table, write_table=write_table,
         )  # fmt: skip
     written = None if out is None and write_table is None else str(out or f"table {write_table}")
     seen = {(w.category.__name__, str(w.message)) for w in caught}
