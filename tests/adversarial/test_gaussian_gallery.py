@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _tiny(name: str) -> dict[str, Any]:
     """The experiment's settings shrunk to seconds: 400 / 200 samples, 2 budgets, 2 epochs."""
-    cfg = gallery.config(name)["settings"]
+    cfg: dict[str, Any] = gallery.config(name)["settings"]
     part = cfg["part"]
     cfg.update(n_train=400, n_test=200, n_jobs=1)
     cfg["ppan"] = {**cfg["ppan"], "epochs": 2}

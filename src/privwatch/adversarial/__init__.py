@@ -15,6 +15,7 @@ from ._families import (
 )
 from ._gaussian import gaussian_mi
 from ._mi import batch_mutual_information
+from ._mi_utility import UsefulPosterior
 from ._obfuscator import Obfuscator
 from ._ppan import PPAN
 from ._runtime import GraphFallbackWarning
@@ -29,6 +30,7 @@ __all__ = [
     "MatrixMechanism",
     "Obfuscator",
     "SeedNoiseMechanism",
+    "UsefulPosterior",
     "batch_mutual_information",
     "fit_many",
     "gaussian_mi",

@@ -72,7 +72,9 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
         deep copies (``mechanism_``, ``adversary_``) and leaves these as they were given.
     distortion : callable
         ``distortion(useful, release)`` per sample (``hamming(table)``, ``squared_error``,
-        ``pixel_cross_entropy``).
+        ``pixel_cross_entropy``), or a learned one: a torch module such as
+        :class:`UsefulPosterior` (-log Q(useful | release), the mutual-information utility of
+        App. D), trained (a copy, ``distortion_``) with the mechanism's steps.
     budget : float
         Distortion budget (ignored by the Lagrangian penalty).
     lam : float
@@ -95,6 +97,8 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
     mechanism_, adversary_, discriminator_ : torch modules
         The trained copies of ``mechanism``, ``adversary`` and ``discriminator`` (None without
         one), on ``device``.
+    distortion_ : callable
+        ``distortion``, or the trained copy of it when it is a torch module.
     history_ : privwatch._trainer.History
         One record per epoch.
     """
@@ -220,7 +224,7 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
     def privacy_and_distortion(self, observed: Any, sensitive: Any, useful: Any) -> tuple[Any, Any]:
         """Per-sample expected log-likelihood of the adversary and distortion of a batch."""
         release = self.mechanism_.release(observed, self._generator)
-        return self.log_likelihood(sensitive, release), self.distortion(useful, release)
+        return self.log_likelihood(sensitive, release), self.distortion_(useful, release)
 
     def penalty_term(self, distortion: Any, budget: Any = None) -> Any:
         """The distortion part of the objective for per-sample ``distortion`` (last axis;
@@ -269,7 +273,7 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
         """One descent step of the mechanism on the full objective; returns the batch means
         (0-d tensors on the device)."""
         release = self.mechanism_.release(observed, self._generator)  # one for all of eq. (9)
-        privacy, dist = self.log_likelihood(sensitive, release), self.distortion(useful, release)
+        privacy, dist = self.log_likelihood(sensitive, release), self.distortion_(useful, release)
         loss = privacy.mean() + self.penalty_term(dist) + self._realism(release)
         self._mech_opt.zero_grad()
         loss.backward()
@@ -359,8 +363,9 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
 
     def copy_modules(self, device: Any) -> None:
         """Deep copies of the constructor's modules on ``device`` become ``mechanism_``,
-        ``adversary_`` and ``discriminator_``, the modules that training changes; the given
-        ones stay untouched (scikit-learn's rule), so ``clone(fitted).fit`` starts afresh."""
+        ``adversary_``, ``discriminator_`` and (a learned distortion module) ``distortion_``,
+        the modules that training changes; the given ones stay untouched (scikit-learn's
+        rule), so ``clone(fitted).fit`` starts afresh."""
 
         def fresh(module: Any) -> Any:
             return None if module is None else copy.deepcopy(module).to(device)
@@ -368,6 +373,8 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
         self.mechanism_ = fresh(self.mechanism)
         self.adversary_ = fresh(self.adversary)
         self.discriminator_ = fresh(self.discriminator)
+        learned = isinstance(self.distortion, torch.nn.Module)  # e.g. UsefulPosterior (App. D)
+        self.distortion_ = fresh(self.distortion) if learned else self.distortion
 
     # ------------------------------------------------------------------ use
     def evaluate_tensors(self, observed: Any, sensitive: Any, useful: Any) -> dict[str, float]:

@@ -29,7 +29,10 @@ class PPANTrainer(Trainer):
     def __init__(
         self, ppan: Any, data: tuple[Any, Any, Any], validation: tuple[Any, Any, Any] | None
     ) -> None:
-        ppan._mech_opt = adam(ppan.mechanism_.parameters(), ppan.lr)
+        params = list(ppan.mechanism_.parameters())
+        if isinstance(ppan.distortion_, torch.nn.Module):  # min over Q(useful | release), App. D
+            params += list(ppan.distortion_.parameters())
+        ppan._mech_opt = adam(params, ppan.lr)
         ppan._adv_opt = adam(ppan.adversary_.parameters(), ppan.adversary_lr or ppan.lr)
         optimisers = [ppan._mech_opt, ppan._adv_opt]
         if ppan.discriminator_ is not None:

@@ -77,6 +77,8 @@ def can_stack(models: Sequence[Any], samples: Sequence[Any]) -> bool:
             return False
         if m.discriminator is not None or m.callbacks or m.progress:
             return False
+        if isinstance(m.distortion, torch.nn.Module):  # a learned distortion (App. D)
+            return False
         if any(getattr(m, k) != getattr(first, k) for k in _SHARED):
             return False
         if net.weight.shape != first.adversary.net.weight.shape:
