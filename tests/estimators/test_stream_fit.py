@@ -235,8 +235,11 @@ def test_streamed_fit_is_as_accurate_as_the_in_memory_fit(tmp_path: Path, make: 
     split and another mini-batch order, so they cannot agree better than two in-memory fits
     with different seeds do. Tolerance: on 5,000 held-out records, the streamed fit's RMS
     distance to the in-memory fit of the same seed is at most 1.5x the RMS distance between
-    two in-memory seeds, and its RMS error to the closed-form log-lift at most 1.25x the
-    in-memory fits' (each averaged over the 2 seeds)."""
+    two in-memory seeds, and its RMS error to the closed-form log-lift at most 1.5x the
+    in-memory fits' (each averaged over the 2 seeds; single fits of this size differ in that
+    error by up to 30 % between seeds: 0.20 and 0.26 measured). Measured here (2026-11-23):
+    classifier 0.92x and 1.17x, DV 0.87x and 0.98x (classifier with seeds 2, 3: 0.69x and
+    0.86x: the streamed fit is not worse, the spread is seed noise)."""
     frame, _ = records(20_000, 0)
     test, truth = records(5000, 1)
     frame.to_parquet(tmp_path / "t.parquet", row_group_size=2000)
@@ -256,4 +259,4 @@ def test_streamed_fit_is_as_accurate_as_the_in_memory_fit(tmp_path: Path, make: 
     assert cross <= 1.5 * seed_to_seed, (cross, seed_to_seed)
     err_mem = (rms(mem[0], truth) + rms(mem[1], truth)) / 2
     err_streamed = (rms(streamed[0], truth) + rms(streamed[1], truth)) / 2
-    assert err_streamed <= 1.25 * err_mem, (err_streamed, err_mem)
+    assert err_streamed <= 1.5 * err_mem, (err_streamed, err_mem)
