@@ -24,6 +24,7 @@ __all__ = [
     "FactoredMechanism",
     "GaussianAdversary",
     "GaussianMechanism",
+    "GaussianMixtureMechanism",
     "MatrixMechanism",
     "SeedNoiseMechanism",
     "hamming",
@@ -118,6 +119,64 @@ class GaussianMechanism(nn.Module):  # type: ignore[misc,name-defined]
         mu, log_sigma = out[:, : self.n_out], out[:, self.n_out :]
         eps = torch.randn(mu.shape, generator=generator, device=mu.device)
         return mu + torch.exp(log_sigma) * eps
+
+
+class GaussianMixtureMechanism(nn.Module):  # type: ignore[misc,name-defined]
+    r"""Gaussian-mixture release (App. F): a network maps the observation to ``n_components``
+    components :math:`(\mu_l, \sigma_l, \pi_l)`; component l releases
+    :math:`z_l = \mu_l + \sigma_l \odot u_l`, :math:`u_l \sim N(0, I)` (the
+    reparameterisation of §II-C2 with a diagonal :math:`A_l`), chosen with probability
+    :math:`\pi_l`.
+
+    For training, :meth:`components` returns every :math:`z_l` with the weights
+    :math:`\pi_l`, and PPAN takes the exact expectation over the component of eq. (29),
+
+    .. math:: \mathcal{L}^i = \sum_{l=1}^m \pi_{l,i}\,\big(\log Q(x_i \mid z_{l,i})
+              + \lambda\, d(y_i, z_{l,i})\big),
+
+    so the weights get gradients without sampling a discrete choice. :meth:`release` samples
+    the mixture (a component by its weight, then its Gaussian).
+    """
+
+    exact = False
+
+    def __init__(
+        self, n_in: int, n_out: int, n_components: int = 2, hidden: Sequence[int] = (20, 20)
+    ) -> None:
+        super().__init__()
+        self.net = mlp(n_in, hidden, n_components * (2 * n_out + 1))
+        self.n_out, self.n_components = n_out, n_components
+
+    def mixture(self, observed: Any) -> tuple[Any, Any, Any]:
+        """(mu, sigma, pi) per sample: (n, m, n_out), (n, m, n_out), (n, m)."""
+        out = self.net(observed).view(-1, self.n_components, 2 * self.n_out + 1)
+        k = self.n_out
+        sigma = torch.exp(out[..., k : 2 * k].clamp(-12.0, 12.0))
+        return out[..., :k], sigma, torch.softmax(out[..., -1], dim=1)
+
+    def components(self, observed: Any, generator: Any = None) -> tuple[Any, Any]:
+        """One reparameterised sample of every component, (n, m, n_out), and the weights
+        (n, m)."""
+        mu, sigma, pi = self.mixture(observed)
+        eps = torch.randn(mu.shape, generator=generator, device=mu.device)
+        return mu + sigma * eps, pi
+
+    def release(self, observed: Any, generator: Any = None) -> Any:
+        z, pi = self.components(observed, generator)
+        pick = torch.multinomial(pi, 1, generator=generator)  # (n, 1)
+        return z.gather(1, pick[:, :, None].expand(-1, 1, z.shape[2])).squeeze(1)
+
+
+def over_components(fn: Any, target: Any, release: Any) -> Any:
+    """Per-sample ``fn(target, release)``; for a mixture release ``(z, pi)`` (see
+    :meth:`GaussianMixtureMechanism.components`) the expectation over its components,
+    sum_l pi_l fn(target, z_l) (eq. 29)."""
+    if not isinstance(release, tuple):
+        return fn(target, release)
+    z, pi = release
+    n, m = pi.shape
+    flat = fn(target.repeat_interleave(m, dim=0), z.reshape(n * m, -1))
+    return (pi * flat.reshape(n, m)).sum(dim=1)
 
 
 class SeedNoiseMechanism(nn.Module):  # type: ignore[misc,name-defined]

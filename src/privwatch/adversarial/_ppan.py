@@ -24,7 +24,13 @@ from .._validation import (
 )
 from ..exceptions import ValidationError
 from ..mechanisms import Mechanism, Privacy
-from ._families import CategoricalAdversary, FactoredMechanism, MatrixMechanism, hamming
+from ._families import (
+    CategoricalAdversary,
+    FactoredMechanism,
+    MatrixMechanism,
+    hamming,
+    over_components,
+)
 from ._ppan_trainer import PPANTrainer
 
 __all__ = ["PPAN"]
@@ -219,12 +225,20 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
             n_out = int(self.mechanism_.logits.shape[1])
             log_post = self.adversary_.log_posterior(torch.eye(n_out, device=release.device))
             return (release * log_post[:, sensitive].T).sum(dim=1)
-        return self.adversary_.log_likelihood(sensitive, release)
+        return over_components(self.adversary_.log_likelihood, sensitive, release)
+
+    def training_release(self, observed: Any) -> Any:
+        """What the game's steps evaluate: the release (a sample, or the rows of a finite
+        mechanism), or every component with its weight for a mixture (eq. 29)."""
+        if hasattr(self.mechanism_, "components"):
+            return self.mechanism_.components(observed, self._generator)
+        return self.mechanism_.release(observed, self._generator)
 
     def privacy_and_distortion(self, observed: Any, sensitive: Any, useful: Any) -> tuple[Any, Any]:
         """Per-sample expected log-likelihood of the adversary and distortion of a batch."""
-        release = self.mechanism_.release(observed, self._generator)
-        return self.log_likelihood(sensitive, release), self.distortion_(useful, release)
+        release = self.training_release(observed)
+        dist = over_components(self.distortion_, useful, release)
+        return self.log_likelihood(sensitive, release), dist
 
     def penalty_term(self, distortion: Any, budget: Any = None) -> Any:
         """The distortion part of the objective for per-sample ``distortion`` (last axis;
@@ -251,7 +265,7 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
         """One ascent step of the adversary on its mean log-likelihood; returns that mean (a 0-d
         tensor on the device, so that no step waits for the device)."""
         with torch.no_grad():  # the release is data for the adversary
-            release = self.mechanism_.release(observed, self._generator)
+            release = self.training_release(observed)
         loss = -self.log_likelihood(sensitive, release).mean()
         self._adv_opt.zero_grad()
         loss.backward()
@@ -272,8 +286,9 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
     def mechanism_step(self, observed: Any, sensitive: Any, useful: Any) -> dict[str, Any]:
         """One descent step of the mechanism on the full objective; returns the batch means
         (0-d tensors on the device)."""
-        release = self.mechanism_.release(observed, self._generator)  # one for all of eq. (9)
-        privacy, dist = self.log_likelihood(sensitive, release), self.distortion_(useful, release)
+        release = self.training_release(observed)  # one for all of eq. (9)
+        privacy = self.log_likelihood(sensitive, release)
+        dist = over_components(self.distortion_, useful, release)
         loss = privacy.mean() + self.penalty_term(dist) + self._realism(release)
         self._mech_opt.zero_grad()
         loss.backward()
@@ -293,6 +308,8 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
             check_positive_int(getattr(self, name), name)
         if self.gamma and self.discriminator is None:
             raise ValidationError("`gamma` must be 0 unless a `discriminator` is given.")
+        if self.gamma and hasattr(self.mechanism, "components"):
+            raise ValidationError("`gamma` must be 0 with a mixture mechanism (App. F).")
 
     def _observed_tensor(self, observed: ArrayLike) -> Any:
         exact = getattr(self.mechanism_, "exact", False)
