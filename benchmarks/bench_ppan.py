@@ -14,16 +14,14 @@ Run: python benchmarks/bench_ppan.py [discrete|gaussian]
 
 from __future__ import annotations
 
-import json
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
 from _timing import write
 
-from privwatch import theory
+from privwatch import gallery, theory
 from privwatch.adversarial import (
     PPAN,
     GaussianAdversary,
@@ -35,11 +33,9 @@ from privwatch.adversarial import (
 from privwatch.datasets import gaussian_pair, symmetric_pair
 from privwatch.mechanisms import optimal_privacy_mechanism
 
-ROOT = Path(__file__).parent.parent / "experiments"
-
 
 def discrete() -> dict[str, object]:
-    cfg = json.loads((ROOT / "tripathy2019_symmetric_pair" / "config.json").read_text())
+    cfg = gallery.config("tripathy2019_symmetric_pair")["settings"]
     m, p = cfg["m"], cfg["p"]
     deltas = np.linspace(cfg["deltas"]["start"], cfg["deltas"]["stop"], cfg["deltas"]["num"])
     out: dict[str, object] = {}
@@ -83,7 +79,7 @@ def discrete() -> dict[str, object]:
 
 
 def gaussian() -> dict[str, object]:
-    cfg = json.loads((ROOT / "tripathy2019_gaussian" / "config.json").read_text())
+    cfg = gallery.config("tripathy2019_gaussian_scalar")["settings"]
     case = cfg["scalar"]
     deltas = np.linspace(case["deltas"]["start"], case["deltas"]["stop"], case["deltas"]["num"])
     out: dict[str, object] = {}
