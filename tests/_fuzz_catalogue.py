@@ -171,6 +171,7 @@ NOT_DRIVEN: dict[str, str] = {
     "report.save_mechanism": "tests/report (audit results)",
     "report.load_mechanism": "tests/test_saved_files.py (saved mechanism files)",
     "report.apply_mechanism": "tests/report (loaded mechanisms and data frames)",
+    "report.apply_saved_mechanism": "tests/report/test_apply.py (saved files and folders)",
     "report.prepare_table": "tests/report (data frames)",
     "report.check_writable": "tests/report and tests/test_fuzz_cli.py (output folders)",
     "plotting.plot_ecdf": "tests/test_cli.py (figures)",
