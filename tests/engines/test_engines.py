@@ -233,6 +233,13 @@ def test_bad_inputs() -> None:
         count_table("/nonexistent/*.parquet", SENS, OBS)
     with pytest.raises(ValueError, match="one row per distinct"):
         label_records(df, pd.DataFrame({"x1": ["a", "a"]}), ["x1"])
+    clash = df.assign(**{ROW_COLUMN: 0})
+    mapping = pd.DataFrame({"x1": ["a", "b", "c"], "release": ["a", "b", "c"]})
+    with pytest.raises(ValueError, match="must not have a column named 'privwatch_row'"):
+        label_records(clash, mapping, ["x1"])
+    with pytest.raises(ValueError, match="must not have a column named 'privwatch_row'"):
+        count_table(clash, SENS, OBS, folds=3)
+    assert count_table(clash, SENS, OBS)["count"].sum() == len(df)  # no folds: no row column
 
 
 def test_iter_batches_streams_a_parquet_glob_in_order(

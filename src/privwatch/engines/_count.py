@@ -110,6 +110,15 @@ def canonical(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         return out.iloc[idx].reset_index(drop=True)
 
 
+def check_row_free(columns: Sequence[str], with_row: bool = True) -> None:
+    """Refuse a source that has a column named :data:`ROW` itself (it would be ambiguous)."""
+    if with_row and ROW in list(columns):
+        raise ValidationError(
+            f"`source` must not have a column named {ROW!r}: privwatch adds it (each record's "
+            "row position); rename that column."
+        )
+
+
 def _files_frame(src: Source, with_row: bool) -> Any:
     files = list(src.files)
     parquet = all(f.endswith(".parquet") for f in files)
@@ -117,16 +126,19 @@ def _files_frame(src: Source, with_row: bool) -> Any:
         from ._read import read_table
 
         frame = pd.concat([read_table(f) for f in files], ignore_index=True)
+        check_row_free(list(frame.columns), with_row)
         return nw.from_native(frame).with_row_index(ROW) if with_row else nw.from_native(frame)
     if src.engine == "polars":
         pl = require("polars")
         scan = pl.scan_parquet if parquet else pl.scan_csv
+        check_row_free(scan(files).collect_schema().names(), with_row)
         lazy = scan(files, row_index_name=ROW) if with_row else scan(files)
         if with_row:
             lazy = lazy.with_columns(pl.col(ROW).cast(pl.Int64))
         return nw.from_native(lazy)
     if src.engine == "duckdb":
         con = duckdb_connect()
+        check_row_free(con.sql(duckdb_files_sql(files, False)).columns, with_row)
         return nw.from_native(con.sql(duckdb_files_sql(files, with_row)))
     if src.engine == "spark":
         from functools import reduce
@@ -148,6 +160,7 @@ def _files_frame(src: Source, with_row: bool) -> Any:
 def _spark_frame(frame: Any, with_row: bool) -> Any:
     if not with_row:
         return nw.from_native(frame)
+    check_row_free(frame.columns)
     types = require("pyspark.sql.types")
     schema = types.StructType([*frame.schema.fields, types.StructField(ROW, types.LongType())])
     indexed = frame.rdd.zipWithIndex().map(lambda r: (*r[0], r[1]))
@@ -156,6 +169,10 @@ def _spark_frame(frame: Any, with_row: bool) -> Any:
 
 def _native_frame(src: Source, with_row: bool) -> Any:
     obj = src.obj
+    if src.engine in ("pandas", "duckdb"):
+        check_row_free(obj.columns, with_row)
+    elif src.engine == "polars":
+        check_row_free(obj.lazy().collect_schema().names(), with_row)
     if src.engine == "pandas":
         frame = nw.from_native(obj.reset_index(drop=True), eager_only=True)
         return frame.with_row_index(ROW) if with_row else frame

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ValidationError
-from ._count import ROW, _files_frame, _native_frame, duckdb_files_sql
+from ._count import ROW, _files_frame, _native_frame, check_row_free, duckdb_files_sql
 from ._sources import Source, duckdb_connect, require, resolve
 from ._sql import connect_url, quote, sql_row_number
 
@@ -55,6 +55,7 @@ def _in_row_order(frame: pd.DataFrame) -> pd.DataFrame:
 def _label_duckdb(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any) -> Any:
     con = duckdb_connect()
     if src.kind == "files":  # read, join and write on one connection: no hand-off
+        check_row_free(con.sql(duckdb_files_sql(list(src.files), False)).columns)
         source = f"({duckdb_files_sql(list(src.files), True)})"
     else:  # a relation of the caller's connection: streamed over as Arrow batches
         rel = _native_frame(src, True).to_native()
