@@ -48,8 +48,9 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
 
     over samples (observed o_i, sensitive s_i, useful u_i), with penalty ``"expected"``:
     :math:`\lambda \max(0, \mathbb{E}[d(U, R)] - B)^2` over the batch (the budget form of
-    eq. 3), ``"per_sample"``: :math:`\lambda\,\mathbb{E}\max(0, d(u_i, r) - B)^2` (eq. 6
-    and 8), or ``"lagrangian"``: :math:`\lambda\,\mathbb{E}[d]` (eq. 3 and 9). Finite-alphabet
+    eq. 3), ``"per_sample"``: :math:`\lambda\,\mathbb{E}\max(0, d(u_i, r) - B)^2` (§II-B
+    after eq. 4; the finite loss of §III-A and eq. 8 of §III-B, used for the paper's Figs.
+    3-6), or ``"lagrangian"``: :math:`\lambda\,\mathbb{E}[d]` (eq. 3 and 9). Finite-alphabet
     mechanisms (``mechanism.exact``) use the exact expectation over the release of eq. (6).
     Each mini-batch takes ``adversary_steps`` ascent steps of the adversary (and of the optional
     realism discriminator, eq. 9, weight ``gamma``), then one descent step of the mechanism.
