@@ -129,12 +129,19 @@ def test_one_standard_error_rule() -> None:
 
 
 @pytest.mark.slow
-def test_auto_with_neural_candidates_on_mixed_table() -> None:
+@pytest.mark.parametrize(("rule", "bound"), [("lowest", 0.15), ("stack", 0.2)])
+def test_auto_with_neural_candidates_on_mixed_table(rule: str, bound: float) -> None:
     frame, s, _ = mixed_table(2000, 7)
     test, _, truth = mixed_table(1000, 8)
-    est = AutoLift(candidates=("quadratic_logistic", "mlp", "dv"), rng=0).fit(frame, s)
+    est = AutoLift(candidates=("quadratic_logistic", "mlp", "dv"), selection_rule=rule, rng=0)
+    est.fit(frame, s)
     assert est.selection_["heldout_log_loss"].notna().all()
-    assert rmse(est.log_lift(test), truth) < 0.15
+    # measured (seed 0): lowest picks quadratic_logistic, RMSE 0.119; the stack (quadratic
+    # logistic 0.50 + dv 0.41 + mlp 0.09) reaches 0.177: dv's log-loss is as good (0.4812 vs
+    # 0.4810) but its log-lifts of the unlikely sensitive value (about -2.7 nats, where the
+    # posterior is small and the log-loss barely looks) are off, and the pool inherits that.
+    # A known cost of weighting by log-loss (BENCHMARKS.md #16), kept visible here.
+    assert rmse(est.log_lift(test), truth) < bound
 
 
 def test_posterior_log_loss_of_the_truth_is_lower() -> None:
