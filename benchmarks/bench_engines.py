@@ -5,6 +5,8 @@
     /usr/bin/time -v python benchmarks/bench_engines.py --rows 100000000 --only duckdb
     /usr/bin/time -v privwatch audit /tmp/pwbench/data_100000000.parquet --engine duckdb \\
         --sensitive s --observed x1,x2,x3,x4,x5,x6 --epsilon 0.5 --out /tmp/pwbench/a100
+    # the same audit (audit_source) timed per step: count with folds, search, labelling
+    /usr/bin/time -v python benchmarks/bench_engines.py --rows 100000000 --only steps
     # 10M rows, every engine in one run: count time, release + labelling, hashes
     python benchmarks/bench_engines.py --rows 10000000 \\
         --compare pandas,polars,duckdb,spark,postgresql
@@ -14,7 +16,8 @@ cardinalities 4, 5, 5, 8, 10, 12 = 96,000 tuples; one float column; never commit
 ``engines.count_table`` against a hand-written DuckDB SQL query in the same run; with
 ``--compare`` runs :func:`privwatch.release.release_source` (count with 5 folds in the engine,
 search on the count table, label every record in the engine) on each engine and hashes the
-written scores and release in input order. PostgreSQL: a throw-away server started with the
+written scores and release with each record's row position (``privwatch_row``), so the hash
+does not depend on the order the engine wrote in. PostgreSQL: a throw-away server started with the
 system's ``initdb``/``pg_ctl`` (as the test fixture does), loaded with ``COPY``.
 """
 
