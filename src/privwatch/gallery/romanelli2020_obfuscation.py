@@ -30,7 +30,7 @@ from ..adversarial import Obfuscator
 from ..datasets import LocationData, load_gowalla_paris, synthetic_users, uniform_prior
 from ..estimators import bayes_error_grid, grid_centres
 from ..mechanisms import PlanarLaplace, optimal_bayes_mechanism
-from .fresh import fresh_attacker, fresh_attacker_cv
+from .fresh import attack_fresh_releases, fresh_attacker_cv
 
 
 def ln2_over(spec: str) -> float:
@@ -146,11 +146,13 @@ def run_case(
             "best_iteration": ob.best_epoch_ + 1,
             "val_accuracy": ob.val_accuracy_,
             "history": list(ob.history_),
-            "fresh_attacker": fresh_attacker(
-                ob.release(np.repeat(data.train, repeat, axis=0), seed + 4),
-                np.repeat(data.train_sensitive, repeat),
-                ob.release(np.repeat(data.test, repeat, axis=0), seed + 5),
-                np.repeat(data.test_sensitive, repeat),
+            "fresh_attacker": attack_fresh_releases(
+                ob.release,
+                data.train,
+                data.train_sensitive,
+                data.test,
+                data.test_sensitive,
+                repeat=repeat,
                 seed=seed,
             ),
         }
@@ -159,11 +161,13 @@ def run_case(
         "expected_distortion_m": lap.expected_distortion,
         "train": table(data.train, data.train_sensitive, lap.release, half, cfg, seed + 2),
         "test": table(data.test, data.test_sensitive, lap.release, half, cfg, seed + 3),
-        "fresh_attacker": fresh_attacker(
-            lap.release(np.repeat(data.train, repeat, axis=0), seed + 4),
-            np.repeat(data.train_sensitive, repeat),
-            lap.release(np.repeat(data.test, repeat, axis=0), seed + 5),
-            np.repeat(data.test_sensitive, repeat),
+        "fresh_attacker": attack_fresh_releases(
+            lap.release,
+            data.train,
+            data.train_sensitive,
+            data.test,
+            data.test_sensitive,
+            repeat=repeat,
             seed=seed,
         ),
     }

@@ -31,11 +31,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from ..adversarial import Obfuscator
-from .fresh import fresh_attacker
+from .fresh import attack_fresh_releases
 from .romanelli2020_obfuscation import ln2_over, load, table
 
 
@@ -68,11 +67,13 @@ def fit_one(job: dict[str, Any], cfg: dict[str, Any]) -> dict[str, Any]:
         "init_expected_distortion_m": 2.0 / eps,
         "params": job["params"],
         "test": table(data.test, data.test_sensitive, ob.release, half, cfg, seed + 1),
-        "fresh_attacker": fresh_attacker(
-            ob.release(np.repeat(data.train, repeat, axis=0), seed + 4),
-            np.repeat(data.train_sensitive, repeat),
-            ob.release(np.repeat(data.test, repeat, axis=0), seed + 5),
-            np.repeat(data.test_sensitive, repeat),
+        "fresh_attacker": attack_fresh_releases(
+            ob.release,
+            data.train,
+            data.train_sensitive,
+            data.test,
+            data.test_sensitive,
+            repeat=repeat,
             seed=seed,
         ),
         "val_accuracy": ob.val_accuracy_,
