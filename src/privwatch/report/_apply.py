@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,7 @@ from ..engines import read_table
 from ..exceptions import ValidationError
 from ._mechanism import AppliedRelease, apply_mechanism, load_mechanism
 from ._stamp import file_sha256
-from ._write import STAGING_PREFIX, check_writable
+from ._write import check_writable, staged_files
 
 __all__ = ["APPLY_FILES", "AppliedBatch", "apply_saved_mechanism"]
 
@@ -137,13 +135,8 @@ def apply_saved_mechanism(
     released = applied.released.assign(unseen=applied.unseen)
     released.index = applied.input_rows
     released.index.name = "record"
-    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=target))
-    try:
+    with staged_files(target, APPLY_FILES) as staging:
         released.to_csv(staging / "release.csv")
         text = json.dumps(summary, indent=2)
         (staging / "apply.json").write_text(text, encoding="utf-8")
-        for name in APPLY_FILES:
-            os.replace(staging / name, target / name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return AppliedBatch(applied, summary, target, [target / name for name in APPLY_FILES])

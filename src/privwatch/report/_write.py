@@ -22,7 +22,14 @@ from ._audit import AuditResult
 from ._figures import plot_curve, plot_risk
 from ._html import render_report
 
-__all__ = ["OUTPUT_FILES", "STAGING_PREFIX", "check_writable", "jsonable", "write_audit"]
+__all__ = [
+    "OUTPUT_FILES",
+    "STAGING_PREFIX",
+    "check_writable",
+    "jsonable",
+    "staged_files",
+    "write_audit",
+]
 
 OUTPUT_FILES = (
     "scores.csv",
@@ -137,6 +144,25 @@ def _signals_held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+@contextlib.contextmanager
+def staged_files(out: Path, names: tuple[str, ...]) -> Iterator[Path]:
+    """A hidden staging folder inside ``out`` to write ``names`` into; when the block ends
+    normally they are moved into ``out`` in that order (stale copies removed first), with
+    SIGINT and SIGTERM held during the move. An interruption (SIGINT, or SIGTERM turned into an
+    exception) or a failure removes the staging folder, so nothing half-written survives."""
+    with _sigterm_raises():
+        staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
+        try:
+            yield staging
+            with _signals_held():
+                for name in names:
+                    (out / name).unlink(missing_ok=True)
+                for name in names:
+                    os.replace(staging / name, out / name)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
 def _plots(result: AuditResult, folder: Path) -> None:
     plot_curve(
         result.tradeoff,
@@ -174,23 +200,14 @@ def write_audit(result: AuditResult, out: Path, overwrite: bool = True) -> list[
     """
     out = Path(out)
     check_writable(out, overwrite)
-    with _sigterm_raises():
-        staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
-        try:
-            _with_rows(result.scores, result).to_csv(staging / "scores.csv")
-            _with_rows(result.release, result).to_csv(staging / "release.csv")
-            frontier = pd.DataFrame(result.leakage.get("frontier") or [])
-            frontier.to_csv(staging / "frontier.csv", index=False)
-            text = json.dumps(leakage_payload(result), indent=2)
-            (staging / "leakage.json").write_text(text, encoding="utf-8")
-            _plots(result, staging)
-            html = render_report(result, staging)
-            (staging / "report.html").write_text(html, encoding="utf-8")
-            with _signals_held():
-                for name in OUTPUT_FILES:  # remove stale outputs first, move report.html last
-                    (out / name).unlink(missing_ok=True)
-                for name in OUTPUT_FILES:
-                    os.replace(staging / name, out / name)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+    with staged_files(out, OUTPUT_FILES) as staging:  # report.html is moved in last
+        _with_rows(result.scores, result).to_csv(staging / "scores.csv")
+        _with_rows(result.release, result).to_csv(staging / "release.csv")
+        frontier = pd.DataFrame(result.leakage.get("frontier") or [])
+        frontier.to_csv(staging / "frontier.csv", index=False)
+        text = json.dumps(leakage_payload(result), indent=2)
+        (staging / "leakage.json").write_text(text, encoding="utf-8")
+        _plots(result, staging)
+        html = render_report(result, staging)
+        (staging / "report.html").write_text(html, encoding="utf-8")
     return [out / name for name in OUTPUT_FILES]
