@@ -149,6 +149,7 @@ NOT_DRIVEN: dict[str, str] = {
     "engines.count_table": "tests/engines (data frames and engine sources)",
     "engines.fold_of": "tests/engines (data frames and engine sources)",
     "engines.iter_batches": "tests/engines (Parquet files)",
+    "engines.parquet_files": "tests/engines/test_read_table.py (Parquet files and globs)",
     "engines.label_records": "tests/engines (data frames and engine sources)",
     "engines.label_spark_frame": "tests/engines (Spark frames)",
     "gallery.main": "tests/test_gallery.py (a command line: argparse exits 2 with its usage)",

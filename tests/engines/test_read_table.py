@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privwatch.engines import iter_batches, read_table
+from privwatch.engines import iter_batches, parquet_files, read_table
 from privwatch.exceptions import ValidationError
 
 FRAME = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "é", "z"]})
@@ -90,3 +90,16 @@ def test_iter_batches_holds_one_row_group_not_the_file(tmp_path: Path) -> None:
         peak = max(peak, pa.total_allocated_bytes())
     assert rows == n
     assert peak < 0.6 * size, (peak, size)
+
+
+def test_parquet_files_in_name_order_and_refuses_nothing_found(tmp_path: Path) -> None:
+    for name in ("p2.parquet", "p10.parquet", "p1.parquet"):
+        FRAME.to_parquet(tmp_path / name)
+    (tmp_path / "dir.parquet").mkdir()  # a folder the glob matches is not a file
+    found = [Path(f).name for f in parquet_files(tmp_path / "*.parquet")]
+    assert found == ["p1.parquet", "p10.parquet", "p2.parquet"]
+    assert parquet_files(tmp_path / "p2.parquet") == [str(tmp_path / "p2.parquet")]
+    with pytest.raises(ValidationError, match="`source` must name existing Parquet files"):
+        parquet_files(tmp_path / "none*.parquet")
+    with pytest.raises(ValidationError, match="`source` must name existing Parquet files"):
+        parquet_files(tmp_path / "dir.parquet")

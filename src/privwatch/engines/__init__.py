@@ -5,7 +5,7 @@ from ._count import ROW as ROW_COLUMN
 from ._count import count_table
 from ._folds import fold_of
 from ._label import label_records, label_spark_frame
-from ._read import iter_batches, read_table
+from ._read import iter_batches, parquet_files, read_table
 from ._sources import AUTO_THRESHOLD_BYTES, ENGINES, choose_engine
 
 __all__ = [
@@ -18,5 +18,6 @@ __all__ = [
     "iter_batches",
     "label_records",
     "label_spark_frame",
+    "parquet_files",
     "read_table",
 ]

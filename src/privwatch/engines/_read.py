@@ -15,7 +15,7 @@ import pandas as pd
 from ..exceptions import ValidationError
 from ._sources import require
 
-__all__ = ["iter_batches", "read_table"]
+__all__ = ["iter_batches", "parquet_files", "read_table"]
 
 
 #: Compressed text files (compression inferred from the name by pandas).
@@ -178,6 +178,29 @@ def read_table(
         ) from None
 
 
+def parquet_files(source: str | Path) -> list[str]:
+    """The files a Parquet path or glob names, in name order: the order in which
+    :func:`iter_batches` (and the streamed neural fits) read, and number, the records.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> for name in ("b.parquet", "a.parquet"):
+    ...     pd.DataFrame({"a": [1]}).to_parquet(os.path.join(d, name))
+    >>> [os.path.basename(f) for f in parquet_files(os.path.join(d, "*.parquet"))]
+    ['a.parquet', 'b.parquet']
+    """
+    import glob
+
+    pattern = str(source)
+    files = sorted(glob.glob(pattern)) if any(c in pattern for c in "*?[") else [pattern]
+    files = [f for f in files if Path(f).is_file()]
+    if not files:
+        raise ValidationError(f"`source` must name existing Parquet files; got {pattern!r}.")
+    return files
+
+
 def iter_batches(
     source: str | Path,
     columns: Sequence[str] | None = None,
@@ -199,15 +222,9 @@ def iter_batches(
     >>> [len(b) for b in iter_batches(f, ["a"], batch_size=2)]
     [2, 2, 1]
     """
-    import glob
-
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValidationError(f"`batch_size` must be a positive integer; got {batch_size!r}.")
-    pattern = str(source)
-    files = sorted(glob.glob(pattern)) if any(c in pattern for c in "*?[") else [pattern]
-    files = [f for f in files if Path(f).is_file()]
-    if not files:
-        raise ValidationError(f"`source` must name existing Parquet files; got {pattern!r}.")
+    files = parquet_files(source)
     pq = require("pyarrow.parquet")
     for f in files:
         # pre_buffer=False: the default pre-buffers every column chunk of the file, so the

@@ -11,12 +11,10 @@ one slice, never the table.
 
 from __future__ import annotations
 
-import glob
 import importlib
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,6 +22,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_positive_int
+from ..engines import parquet_files
 from ..exceptions import ValidationError
 
 __all__ = ["Piece", "SourceReader", "check_columns", "row_uniform"]
@@ -165,14 +164,7 @@ class SourceReader:
         return {c: str(k) for c, k in kinds.items()}
 
     def _file_pieces(self, pattern: str) -> tuple[list[Piece], dict[str, str]]:
-        files = (
-            sorted(glob.glob(pattern))
-            if any(c in pattern for c in "*?[")
-            else ([pattern] if Path(pattern).is_file() else [])
-        )
-        files = [f for f in files if Path(f).is_file()]
-        if not files:
-            raise ValidationError(f"`source` must name existing Parquet files; got {pattern!r}.")
+        files = parquet_files(pattern)
         pq = _parquet()
         pieces: list[Piece] = []
         kinds: dict[str, str] = {}
