@@ -156,6 +156,7 @@ class LiftBox:
                 m[np.arange(n_joint), codes] = 1.0
                 mats.append(m)
         self.projection = np.concatenate(mats, axis=1)
+        self._identity = len(mats) == 1  # one attribute: projecting is the identity
         self.groups = np.concatenate([np.full(m.shape[1], i) for i, m in enumerate(mats)]).astype(
             np.int64
         )
@@ -181,8 +182,15 @@ class LiftBox:
         return betaincinv(a, b, 1.0 - q), betaincinv(a, b, q)
 
     def posterior(self, cells: FloatArray) -> FloatArray:
-        proj = np.asarray(cells, dtype=float) @ self.projection
+        """Each cell's projected sensitive shares (the prior for an empty cell), a new array.
+
+        With one sensitive attribute the projection is the identity and is skipped (the same
+        values: the held-out check scores arrays of millions of posterior draws here)."""
+        cells = np.asarray(cells, dtype=float)
+        proj = cells if self._identity else cells @ self.projection
         size = cells.sum(-1, keepdims=True)
+        if (size > 0).all():
+            return np.asarray(proj / size, dtype=float)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(size > 0, proj / np.where(size > 0, size, 1.0), self.prior)
 
@@ -206,10 +214,13 @@ class LiftBox:
 
     def _disclosed(self, cells: FloatArray) -> FloatArray:
         """|log-lift| (``both``) or log-lift (``positive``) of every projected sensitive value."""
-        post = self.posterior(cells)
+        ll = self.posterior(cells)  # a new array: the log-lift is computed in it, in place
         with np.errstate(divide="ignore"):
-            ll = np.log(post) - np.log(self.prior)
-        return np.asarray(np.abs(ll) if self.disclosure == "both" else ll, dtype=float)
+            np.log(ll, out=ll)
+        ll -= np.log(self.prior)
+        if self.disclosure == "both":
+            np.abs(ll, out=ll)
+        return ll
 
     def worst(self, cells: FloatArray) -> FloatArray:
         """The cell's worst log-lift: max |log-lift| (``both``) or max log-lift (``positive``)."""

@@ -54,25 +54,6 @@ class HeldOut:
         return asdict(self)
 
 
-def _worst_in_place(box: LiftBox, post: FloatArray) -> FloatArray:
-    """``box.worst(post)``, overwriting ``post``: with one sensitive attribute (the projection
-    is the identity) the same floating-point operations without the temporaries of a draw
-    array (the posterior draws of the held-out check are the largest arrays of the search)."""
-    n = post.shape[-1]
-    if box.projection.shape != (n, n) or not np.array_equal(box.projection, np.eye(n)):
-        return box.worst(post)
-    size = post.sum(-1, keepdims=True)  # LiftBox.posterior renormalises its input
-    if not (size > 0).all():
-        return box.worst(post)
-    post /= size
-    with np.errstate(divide="ignore"):
-        np.log(post, out=post)
-        post -= np.log(box.prior)
-    if box.disclosure == "both":
-        np.abs(post, out=post)
-    return np.asarray(post.max(-1), dtype=float)
-
-
 def held_out_check(
     space: ReleaseSpace,
     table: CountTable,
@@ -103,9 +84,9 @@ def held_out_check(
     done = 0
     while done < draws:
         d = min(chunk, draws - done)
-        g = rng.gamma(ct[None] + alpha, size=(d, *ct.shape))
-        post = g / g.sum(-1, keepdims=True)
-        w = _worst_in_place(box, post)  # (d, cells)
+        post = rng.gamma(ct[None] + alpha, size=(d, *ct.shape))
+        post /= post.sum(-1, keepdims=True)
+        w = box.worst(post)  # (d, cells)
         breach[done : done + d] = ((w > box.epsilon + 1e-12) * size).sum(1) / n
         worst[done : done + d] = w.max(1)
         done += d
