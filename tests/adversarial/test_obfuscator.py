@@ -274,15 +274,15 @@ def test_table2_schedule_fits_the_papers_g0_and_generator_schedule() -> None:
     keys = [k for _, k, _ in todo]
     assert keys[:2] == ["epochs=40", "epochs=20"]  # the longest fit first
     assert {"L=270/paper", "L=270/ours", "L=173/case", "L=173/ours"} <= set(keys)
-    inits = {(job["L"], job["init"]) for _, _, job in todo}
+    inits = {(job["L"], job["init"]) for _, _, job in todo if "init" in job}
     assert {(173, "ln2/100"), (173, "ln2/60"), (173, "20/L"), (270, "ln2/100")} <= inits
     for _, key, job in todo:
-        if job["L"] == 173:  # Sec. IV-B: G 30 epochs, batch 512, step 1e-4; 24 iterations
+        if job["L"] == 173 and "init" in job:  # Alg. 1 from a Laplace G0 (not ours): Sec. IV-B
             p = job["params"]
             assert (p["generator_epochs"], p["generator_batch_size"], p["max_iter"]) == (
                 30,
                 512,
-                24,
+                12 if key == "epochs=3000" else 24,  # the paper's 3,000 epochs: 12 fit the CPU
             )
             assert p["generator_lr"] == 1e-4 and p["classifier_batch_size"] == 512, key
     assert init_epsilon("ln2/100", 173.0) == pytest.approx(math.log(2) / 100)
