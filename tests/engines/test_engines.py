@@ -240,6 +240,9 @@ def test_bad_inputs() -> None:
     with pytest.raises(ValueError, match="must not have a column named 'privwatch_row'"):
         count_table(clash, SENS, OBS, folds=3)
     assert count_table(clash, SENS, OBS)["count"].sum() == len(df)  # no folds: no row column
+    internal = df.rename(columns={"x1": "_privwatch_fold_count_0"})
+    with pytest.raises(ValueError, match="not starting with '_privwatch_fold_count_'"):
+        count_table(internal, SENS, ["_privwatch_fold_count_0"], folds=3)
 
 
 def test_iter_batches_streams_a_parquet_glob_in_order(

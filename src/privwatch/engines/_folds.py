@@ -60,10 +60,16 @@ def fold_expr(row: Any, folds: int, seed: int) -> Any:
     return c // 256 % folds
 
 
-def fold_sql(row: str, folds: int, seed: int) -> str:
-    """The same arithmetic as SQL on a BIGINT expression (``/`` truncates: operands are >= 0)."""
+def fold_sql(row: str, folds: int, seed: int, int_div: str = "/") -> str:
+    """The same arithmetic as SQL on a BIGINT expression.
+
+    ``int_div`` is the dialect's integer division of non-negative integers: ``/`` in
+    PostgreSQL and SQLite (it truncates on integers), ``//`` in DuckDB (whose ``/`` is real
+    division)."""
     _check(folds, seed)
+    if int_div not in ("/", "//"):
+        raise ValidationError(f"`int_div` must be '/' or '//'; got {int_div!r}.")
     a = f"((({row} + {seed * _SEED_STEP}) % {_M}) * {_A1} + {_C1}) % {_M}"
-    b = f"(({a}) / 65536 + (({a}) % 65536) * 32768)"
+    b = f"(({a}) {int_div} 65536 + (({a}) % 65536) * 32768)"
     c = f"(({b}) * {_A2} + {_C2}) % {_M}"
-    return f"(({c}) / 256) % {folds}"
+    return f"(({c}) {int_div} 256) % {folds}"
