@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import infer_dtype
 
 from .._validation import check_specs
 from ..exceptions import ValidationError
@@ -33,13 +34,11 @@ def numeric_or_none(values: pd.Series) -> pd.Series | None:
         return None
     if pd.api.types.is_numeric_dtype(values):
         return values
-    if values.dtype == object:
-        present = values.dropna()
-        if len(present) and all(
-            isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-            for v in present
-        ):
-            return pd.to_numeric(values)
+    # pandas' C type inference: every present value an int or float (not a bool), at C speed
+    # (a Python check of the 1.9M rows of a 100M-record count table took 40 s per call)
+    numbers = ("integer", "floating", "mixed-integer-float")
+    if values.dtype == object and values.notna().any() and infer_dtype(values) in numbers:
+        return pd.to_numeric(values)
     return None
 
 
