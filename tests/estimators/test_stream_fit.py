@@ -152,9 +152,9 @@ def test_score_source_streams_the_log_lift(table: Any, tmp_path: Path) -> None:
                            keep=["k"], read_rows=700)  # fmt: skip
     scores = pd.read_parquet(out)
     assert not (tmp_path / "scores.parquet.partial").exists()
-    assert list(scores.columns) == ["row", "k", "risk", "log_lift[hi]", "log_lift[lo]",
+    assert list(scores.columns) == ["privwatch_row", "k", "risk", "log_lift[hi]", "log_lift[lo]",
                                     "log_lift[mid]"]  # fmt: skip
-    np.testing.assert_array_equal(scores["row"], np.arange(3000))
+    np.testing.assert_array_equal(scores["privwatch_row"], np.arange(3000))
     np.testing.assert_array_equal(scores["k"], frame["k"])
     ll = est.log_lift(frame[["x", "c"]])
     # batches of 700 rows through the same network: float32 matrix products of another

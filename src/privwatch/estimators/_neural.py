@@ -226,7 +226,8 @@ class NeuralLift(LiftEstimator):
         self, source: Any, *, keep: Sequence[str] = (), read_rows: int = 65_536
     ) -> Iterator[pd.DataFrame]:
         r"""Score the records of ``source`` (a Parquet file or glob, or a DataFrame) batch by
-        batch: one frame per batch with ``row`` (0-based position in the source), the
+        batch: one frame per batch with ``privwatch_row`` (0-based position in the source, as
+        in the engines' labelled records: :data:`privwatch.engines.ROW_COLUMN`), the
         ``keep`` columns, ``risk`` (:math:`\max_s |\hat i(s, x)|`) and ``log_lift[<s>]`` per
         sensitive value, in source order; one batch is in memory at a time."""
         from ._stream_fit import score_batches

@@ -18,6 +18,7 @@ import pandas as pd
 from .._device import resolve_device
 from .._rng import check_rng
 from .._validation import check_positive_int
+from ..engines import ROW_COLUMN
 from ..exceptions import ValidationError
 from ._base import risk_of
 from ._stream_source import SourceReader, check_columns
@@ -129,7 +130,7 @@ def score_batches(
     columns = list(est.preprocessor_.columns_)
     if isinstance(keep, str) or not all(isinstance(c, str) for c in keep):
         raise ValidationError(f"`keep` must be a list of column names; got {keep!r}.")
-    taken = {"row", "risk", *(f"log_lift[{label}]" for label in est.sensitive_labels_)}
+    taken = {ROW_COLUMN, "risk", *(f"log_lift[{label}]" for label in est.sensitive_labels_)}
     if taken & set(keep) or len(set(keep)) != len(keep):
         raise ValidationError(
             f"`keep` must name distinct columns other than {sorted(taken)}; got {list(keep)!r}."
@@ -138,7 +139,7 @@ def score_batches(
     reader = SourceReader(source, [*columns, *extra], read_rows)
     for start, frame in reader.scan():
         ll = est.log_lift(frame[columns])
-        data: dict[str, Any] = {"row": np.arange(start, start + len(frame), dtype=np.int64)}
+        data: dict[str, Any] = {ROW_COLUMN: np.arange(start, start + len(frame), dtype=np.int64)}
         data.update({c: frame[c].to_numpy() for c in keep})
         data["risk"] = risk_of(ll)
         for j, label in enumerate(est.sensitive_labels_):
