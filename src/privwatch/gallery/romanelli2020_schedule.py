@@ -150,7 +150,8 @@ def draw(results: dict[str, Any], cells: int, hits: int, out: Path) -> None:
     ax.axhline(0.52, color="C1", ls=":", label="paper Table II, 3,000 epochs: 0.52")
     ax.set_xscale("log")
     ax.set_xlabel("classifier epochs per iteration of Algorithm 1")
-    ax.set_title("Alg. 1, synthetic, L = 173 m, 24 iterations", fontsize=9)
+    its = ", ".join(f"{e}: {r['iterations']}" for e, r in zip(epochs, rows, strict=True))
+    ax.set_title(f"Alg. 1, synthetic, L = 173 m; iterations (epochs: n) {its}", fontsize=9)
     ax.legend(fontsize=7)
     save(fig, out / "schedule_trend.png")
 
