@@ -100,6 +100,8 @@ def test_committed_fit_of_ours_agrees_with_a_fresh_refit() -> None:
     fresh = {"ours": {"L=173": {"anchors": fit_one(job, settings)}}}
     committed = _record()["results"]
     for path, tol in cfg["refit_noise"].items():
+        if not path.startswith("ours/"):  # the 3,000-epoch entry: the next test
+            continue
         a, b = gallery.lookup(fresh, path), gallery.lookup(committed, path)
         assert abs(float(a) - float(b)) <= tol, f"{path}: fresh {a} vs committed {b} > {tol}"
 
