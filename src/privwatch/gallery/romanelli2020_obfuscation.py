@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,22 @@ from .fresh import attack_fresh_releases, fresh_attacker_cv
 
 def ln2_over(spec: str) -> float:
     return math.log(2) / float(spec.split("/")[1])
+
+
+def fresh_on(
+    data: LocationData, release: Callable[[np.ndarray, int], np.ndarray], *, repeat: int, seed: int
+) -> dict[str, Any]:
+    """:func:`~privwatch.gallery.fresh.attack_fresh_releases` on the train / test split of
+    ``data``: a fresh attacker trained on the frozen mechanism's releases."""
+    return attack_fresh_releases(
+        release,
+        data.train,
+        data.train_sensitive,
+        data.test,
+        data.test_sensitive,
+        repeat=repeat,
+        seed=seed,
+    )
 
 
 def table(
@@ -146,30 +163,14 @@ def run_case(
             "best_iteration": ob.best_epoch_ + 1,
             "val_accuracy": ob.val_accuracy_,
             "history": list(ob.history_),
-            "fresh_attacker": attack_fresh_releases(
-                ob.release,
-                data.train,
-                data.train_sensitive,
-                data.test,
-                data.test_sensitive,
-                repeat=repeat,
-                seed=seed,
-            ),
+            "fresh_attacker": fresh_on(data, ob.release, repeat=repeat, seed=seed),
         }
     entry["laplace"] = {
         "epsilon": lap.epsilon,
         "expected_distortion_m": lap.expected_distortion,
         "train": table(data.train, data.train_sensitive, lap.release, half, cfg, seed + 2),
         "test": table(data.test, data.test_sensitive, lap.release, half, cfg, seed + 3),
-        "fresh_attacker": attack_fresh_releases(
-            lap.release,
-            data.train,
-            data.train_sensitive,
-            data.test,
-            data.test_sensitive,
-            repeat=repeat,
-            seed=seed,
-        ),
+        "fresh_attacker": fresh_on(data, lap.release, repeat=repeat, seed=seed),
     }
     entry["optimum_test"] = optimum(data.test, data.test_sensitive, L, half, cfg["optimum"])
     for kind in learned:

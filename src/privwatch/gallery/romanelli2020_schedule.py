@@ -42,8 +42,7 @@ from typing import Any
 import torch
 
 from ..adversarial import Obfuscator
-from .fresh import attack_fresh_releases
-from .romanelli2020_obfuscation import fit_learned, ln2_over, load, table
+from .romanelli2020_obfuscation import fit_learned, fresh_on, ln2_over, load, table
 
 #: the sweeps of a full run, in the order of the record
 SWEEPS = ("schedule", "seeds", "ours")
@@ -64,15 +63,7 @@ def judge(ob: Obfuscator, data: Any, cfg: dict[str, Any]) -> dict[str, Any]:
     seed = cfg["seed"]
     return {
         "test": table(data.test, data.test_sensitive, ob.release, cfg["bounds_m"], cfg, seed + 1),
-        "fresh_attacker": attack_fresh_releases(
-            ob.release,
-            data.train,
-            data.train_sensitive,
-            data.test,
-            data.test_sensitive,
-            repeat=cfg["fresh_attacker_hits"],
-            seed=seed,
-        ),
+        "fresh_attacker": fresh_on(data, ob.release, repeat=cfg["fresh_attacker_hits"], seed=seed),
         "val_accuracy": ob.val_accuracy_,
         "best_iteration": ob.best_epoch_ + 1,
         "iterations": ob.n_iter_,
