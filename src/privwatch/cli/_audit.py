@@ -33,17 +33,26 @@ from ..exceptions import PrivwatchError, ValidationError
 from ..preprocessing import DEFAULT_MAX_LEVELS
 from ..release import ReleaseNotMetWarning, parse_hierarchy_specs
 from ..report import (
+    NEURAL_SOURCE_ESTIMATORS,
     AuditResult,
+    NeuralSourceAudit,
     SourceAudit,
     audit,
     audit_source,
+    audit_source_neural,
     check_writable,
     save_mechanism,
     write_audit,
     write_source_audit,
 )
 from ._io import console, err_console, fail, load_config, load_input
-from ._print import print_release, print_source, print_watchdog, summary_json
+from ._print import (
+    print_neural_source,
+    print_release,
+    print_source,
+    print_watchdog,
+    summary_json,
+)
 
 __all__ = ["AUDIT_STEPS", "audit_command"]
 
@@ -97,6 +106,8 @@ def choose_route(o: dict[str, Any]) -> tuple[str, str, bool]:
     engine, reason = engines.choose_engine(str(o["data"]), o["engine"], o["table"])
     single_file = "://" not in str(o["data"]) and Path(str(o["data"])).is_file()
     in_memory = engine == "pandas" and single_file and o["write_table"] is None
+    if not in_memory and o["estimator"] in NEURAL_SOURCE_ESTIMATORS:
+        return neural_route(o, reason)
     if not in_memory:
         for name, default in MEMORY_ONLY.items():
             if o[name] and o[name] != default:
@@ -105,6 +116,63 @@ def choose_route(o: dict[str, Any]) -> tuple[str, str, bool]:
                     f"available when auditing in the {engine} engine ({reason})."
                 )
     return engine, reason, in_memory
+
+
+def neural_route(o: dict[str, Any], reason: str) -> tuple[str, str, bool]:
+    """The route of a learned estimator on a source too large for memory: its records are
+    streamed from Parquet files (cross-fitted training, then one scoring pass)."""
+    name = f"--estimator {o['estimator']}"
+    if "://" in str(o["data"]) or o["table"] is not None:
+        raise ValidationError(
+            f"{name} trains on batches streamed from Parquet files and cannot read a database "
+            "table; export the table to Parquet, or use --estimator plugin (counted in the "
+            "database)."
+        )
+    if o["engine"] != "auto":
+        raise ValidationError(
+            f"{name} streams the Parquet files itself; leave --engine at auto, or use "
+            f"--estimator plugin to count in {o['engine']}."
+        )
+    if o["write_table"] is not None and not str(o["write_table"]).endswith(".parquet"):
+        raise ValidationError(f"--write-table must be a .parquet path with {name}.")
+    if o["epsilon"] is None:
+        raise ValidationError(
+            f"--epsilon is required with {name} on a source that does not fit in memory (the "
+            "in-memory audit proposes one from every record's risk)."
+        )
+    if o["folds"] < 2:
+        raise ValidationError(f"{name} scores every record cross-fitted: --folds must be >= 2.")
+    for option in ("bins", "delta", "save_mechanism"):
+        if o[option]:
+            raise ValidationError(
+                f"--{option.replace('_', '-')} needs the records in memory; it is not "
+                f"available with {name} on a streamed source."
+            )
+    why = "a glob of files" if not Path(str(o["data"])).is_file() else reason
+    return "stream", f"{why}: {name} reads the Parquet files in batches", False
+
+
+def audit_neural_stream(o: dict[str, Any], target: Path) -> tuple[NeuralSourceAudit, list[Path]]:
+    """Step 3c: a learned estimator on a streamed Parquet source; leakage.json and the labelled
+    records."""
+    if o["sensitive"] is None or o["observed"] is None:
+        raise ValidationError("--sensitive and --observed are required with a DATA file or glob.")
+    out = Path(o["write_table"] or target / "release.parquet")
+    with progress(o["talk"], 3) as step:
+        result = audit_source_neural(
+            str(o["data"]),
+            str(o["sensitive"]),
+            str(o["observed"]).split(","),
+            epsilon=float(o["epsilon"]),
+            out=out,
+            estimator=o["estimator"],
+            folds=o["folds"],
+            rng=o["seed"],
+            step=step,
+        )
+        step("writing leakage.json")
+        written = [write_source_audit(result, target), out]
+    return result, written
 
 
 def audit_in_memory(o: dict[str, Any], target: Path) -> tuple[AuditResult, list[Path], list[Any]]:
@@ -317,6 +385,7 @@ def audit_command(
 ) -> None:
     """Audit a table: score every record, release a lift-private version, write a report."""
     t0 = time.perf_counter()
+    found: SourceAudit | NeuralSourceAudit
     try:
         o = read_options(ctx, config)
         target = Path(o["out"])
@@ -326,6 +395,8 @@ def audit_command(
             console.print(f"[dim]engine: {engine_name} ({reason})[/]", highlight=False)
         if in_memory:
             result, written, caught = audit_in_memory(o, target)
+        elif engine_name == "stream":
+            found, written = audit_neural_stream(o, target)
         else:
             found, written = audit_in_engine(o, target, engine_name)
     except PrivwatchError as exc:
@@ -347,6 +418,8 @@ def audit_command(
     elif o["talk"]:
         if in_memory:
             print_in_memory(o, result, written, caught, target)
+        elif isinstance(found, NeuralSourceAudit):
+            print_neural_source(found)
         else:
             print_source(found, o["epsilon"] is None)
         console.print(

@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
-from ..report import AuditResult, SourceAudit, fmt, next_steps, pct, pct_ci
+from ..report import AuditResult, NeuralSourceAudit, SourceAudit, fmt, next_steps, pct, pct_ci
 from ._io import console
 
 __all__ = ["print_release", "print_source", "print_watchdog", "summary_json"]
@@ -160,11 +160,16 @@ def print_watchdog(result: AuditResult, proposed: bool) -> None:
 
 
 def summary_json(
-    result: AuditResult | SourceAudit, out: str, files: list[str], seconds: float
+    result: AuditResult | SourceAudit | NeuralSourceAudit,
+    out: str,
+    files: list[str],
+    seconds: float,
 ) -> dict[str, Any]:
     """A short machine-readable summary for pipelines (``--json``); details in leakage.json."""
     if isinstance(result, SourceAudit):
         return _source_json(result, out, files, seconds)
+    if isinstance(result, NeuralSourceAudit):
+        return _neural_json(result, out, files, seconds)
     found = result.found
     held = None if found is None or found.held_out is None else found.held_out
     attack = (result.leakage["attack"] or {}).get("attributes", {})
@@ -209,6 +214,62 @@ def _source_json(result: SourceAudit, out: str, files: list[str], seconds: float
     return {
         k: (v if not isinstance(v, float) or math.isfinite(v) else str(v)) for k, v in doc.items()
     }
+
+
+def _neural_json(
+    result: NeuralSourceAudit, out: str, files: list[str], seconds: float
+) -> dict[str, Any]:
+    g = result.guarantee
+    doc: dict[str, Any] = {
+        "status": "met" if result.satisfied else "not_met",
+        "reasons": result.reasons,
+        "epsilon": result.epsilon,
+        "estimator": result.estimator,
+        "n_records": result.n_records,
+        "n_flagged": result.n_flagged,
+        "effective_epsilon": g.effective_epsilon,
+        "breach_probability": g.breach_probability,
+        "written": result.written,
+        "out": out,
+        "files": files,
+        "seconds": round(seconds, 2),
+    }
+    return {
+        k: (v if not isinstance(v, float) or math.isfinite(v) else str(v)) for k, v in doc.items()
+    }
+
+
+def print_neural_source(result: NeuralSourceAudit) -> None:
+    """The verdict and the figures of a learned estimator's audit of a streamed source."""
+    g = result.guarantee
+    if result.satisfied:
+        console.print(
+            "[bold green]MET[/]: the release meets epsilon on the estimated log-lift "
+            "(an estimate, not a proof)."
+        )
+    else:
+        console.print("[bold red]NOT MET[/]: the release does not meet the requested guarantee.")
+        for reason in result.reasons:
+            console.print(f"  [red]- {reason}[/]", highlight=False, soft_wrap=True)
+        for alt in result.alternatives:
+            console.print(f"  - alternative: {alt}", highlight=False, soft_wrap=True)
+    table = Table(title=f"privwatch audit, {result.estimator} estimator on streamed batches")
+    table.add_column("")
+    table.add_column("value", justify="right")
+    rows = [
+        ("records", f"{result.n_records:,}"),
+        ("scoring", f"cross-fitted, {result.folds} folds"),
+        ("epsilon (threshold)", f"{fmt(result.epsilon, 3)} nats"),
+        ("flagged records", f"{result.n_flagged:,} of {result.n_records:,}"),
+        ("lift-privacy level of the release", f"{fmt(g.effective_epsilon, 3)} nats (estimated)"),
+        ("breach probability (delta)", pct(g.breach_probability)),
+        ("mutual information, estimated", f"{fmt(result.mutual_information_estimate, 3)} nats"),
+        ("scores and release written to", result.written),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    console.print(table)
+    console.print(g.explain(), soft_wrap=True, highlight=False)
 
 
 def print_source(result: SourceAudit, proposed: bool) -> None:

@@ -19,11 +19,13 @@ from ._plugin_intervals import (
 )
 from ._posterior import PosteriorLift
 from ._preprocess import TabularPreprocessor
+from ._stream_crossfit import CrossFittedSource, cross_fit_source
 
 __all__ = [
     "CANDIDATES",
     "AutoLift",
     "ClassifierLift",
+    "CrossFittedSource",
     "DVLift",
     "LiftEstimator",
     "LiftScores",
@@ -33,6 +35,7 @@ __all__ = [
     "PosteriorLift",
     "TabularPreprocessor",
     "bayes_error_grid",
+    "cross_fit_source",
     "grid_centres",
     "lift_intervals",
     "make_lift_estimator",

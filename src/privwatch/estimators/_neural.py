@@ -160,6 +160,7 @@ class NeuralLift(LiftEstimator):
         read_rows: int = 65_536,
         shuffle_rows: int = 262_144,
         max_validation_rows: int = 100_000,
+        leave_out_fold: tuple[int, int, int] | None = None,
     ) -> NeuralLift:
         r"""Train on the records of ``source`` streamed in batches, never loading the table.
 
@@ -195,6 +196,12 @@ class NeuralLift(LiftEstimator):
         and the DataFrame of its rows cut at the same row-group boundaries give identical
         networks. ``progress=True`` shows the statistics pass and each member's epochs.
 
+        ``leave_out_fold=(folds, seed, k)`` leaves the records of fold ``k`` out of the
+        statistics, the training and the validation (the fold of a record is
+        :func:`privwatch.engines.fold_of` of its row position, as in the engines' counts):
+        the estimator of one fold of a cross-fit
+        (:func:`~privwatch.estimators.cross_fit_source`).
+
         Examples
         --------
         >>> import os, tempfile
@@ -220,6 +227,7 @@ class NeuralLift(LiftEstimator):
             read_rows=read_rows,
             shuffle_rows=shuffle_rows,
             max_validation_rows=max_validation_rows,
+            leave_out_fold=leave_out_fold,
         )
 
     def score_batches(

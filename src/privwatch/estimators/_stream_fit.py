@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,7 @@ import pandas as pd
 from .._device import resolve_device
 from .._rng import check_rng
 from .._validation import check_positive_int
-from ..engines import ROW_COLUMN
+from ..engines import ROW_COLUMN, fold_of
 from ..exceptions import ValidationError
 from ._base import risk_of
 from ._stream_source import SourceReader, check_columns
@@ -27,7 +27,7 @@ from ._stream_stats import scan_statistics
 if TYPE_CHECKING:
     from ._neural import NeuralLift
 
-__all__ = ["fit_from_source", "score_batches", "write_scores"]
+__all__ = ["fit_from_source", "fold_mask", "score_batches", "write_scores"]
 
 
 def _encoder(est: NeuralLift, sensitive: str) -> Any:
@@ -46,6 +46,28 @@ def _encoder(est: NeuralLift, sensitive: str) -> Any:
     return encode
 
 
+def fold_mask(
+    leave_out_fold: tuple[int, int, int] | None,
+) -> Callable[[int, int], np.ndarray[Any, np.dtype[np.bool_]]] | None:
+    """``mask(start, n)``, True for the rows of fold ``k`` of ``(folds, seed, k)``
+    (:func:`privwatch.engines.fold_of` of the row positions); None for no fold."""
+    if leave_out_fold is None:
+        return None
+    if not (isinstance(leave_out_fold, tuple) and len(leave_out_fold) == 3):
+        raise ValidationError(
+            f"`leave_out_fold` must be a tuple (folds, seed, k); got {leave_out_fold!r}."
+        )
+    folds, seed, k = leave_out_fold
+    fold_of(np.zeros(1, dtype=np.int64), folds, seed)  # validates folds and seed
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 0 <= k < folds:
+        raise ValidationError(f"the fold `k` must be an integer in [0, {folds}); got {k!r}.")
+
+    def mask(start: int, n: int) -> np.ndarray[Any, np.dtype[np.bool_]]:
+        return np.asarray(fold_of(np.arange(start, start + n, dtype=np.int64), folds, seed) == k)
+
+    return mask
+
+
 def fit_from_source(
     est: NeuralLift,
     source: Any,
@@ -55,6 +77,7 @@ def fit_from_source(
     read_rows: int,
     shuffle_rows: int,
     max_validation_rows: int,
+    leave_out_fold: tuple[int, int, int] | None = None,
 ) -> NeuralLift:
     """See :meth:`NeuralLift.fit_source`."""
     from .._torch import generator_from, mlp, seeded_global_rng, torch
@@ -68,7 +91,10 @@ def fit_from_source(
     check_positive_int(max_validation_rows, "max_validation_rows")
     dev = resolve_device(est.device)
     reader = SourceReader(source, [sensitive, *obs], read_rows)
-    stats = scan_statistics(reader, sensitive, obs, progress=bool(est.progress))
+    left_out = fold_mask(leave_out_fold)
+    stats = scan_statistics(reader, sensitive, obs, progress=bool(est.progress), left_out=left_out)
+    if stats.n_records == 0:
+        raise ValidationError("`source` must hold records outside the left-out fold; got none.")
     est.sensitive_labels_ = stats.labels(sensitive)
     est.prior_ = stats.prior(est.sensitive_labels_)
     est.preprocessor_ = stats.preprocessor(obs)
@@ -80,7 +106,7 @@ def fit_from_source(
     est.validation_sizes_ = []
     est._init_members()
     for k in range(est.n_ensemble):  # each member has its own validation split
-        split = RowSplit(int(g.integers(0, 2**62)), threshold)
+        split = RowSplit(int(g.integers(0, 2**62)), threshold, left_out)
         x_val, s_val = collect_validation(reader, split, encode, dev)
         if len(s_val) == 0 or len(s_val) == stats.n_records:
             raise ValidationError(

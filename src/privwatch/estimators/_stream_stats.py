@@ -9,6 +9,7 @@ update), per other observed column its set of values. Memory: one slice plus the
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,10 +86,17 @@ class SourceStatistics:
 
 
 def scan_statistics(
-    reader: SourceReader, sensitive: str, observed: list[str], *, progress: bool = False
+    reader: SourceReader,
+    sensitive: str,
+    observed: list[str],
+    *,
+    progress: bool = False,
+    left_out: Callable[[int, int], np.ndarray[Any, np.dtype[np.bool_]]] | None = None,
 ) -> SourceStatistics:
     """Read ``reader`` once and accumulate the statistics; missing values are an error naming
-    the columns and how many records lack them (counted over the whole source)."""
+    the columns and how many records lack them (counted over the whole source). Rows that
+    ``left_out(start, n)`` marks (a held-out fold) are checked for missing values but not
+    counted."""
     stats = SourceStatistics()
     for c in observed:
         if reader.kinds[c] == "numeric":
@@ -97,15 +105,17 @@ def scan_statistics(
             stats.levels[c] = set()
     n_slices = max(1, -(-reader.n_rows // reader.read_rows))
     with progress_bar(progress, "statistics of the source", n_slices) as advance:
-        for _, frame in reader.scan():
-            stats.n_records += len(frame)
-            for c in [sensitive, *observed]:
+        for start, frame in reader.scan():
+            for c in [sensitive, *observed]:  # over every record, left out or not
                 holes = int(frame[c].isna().sum())
                 if holes:
                     stats.missing[c] += holes
             if stats.missing:
                 advance()
                 continue
+            if left_out is not None:
+                frame = frame[~left_out(start, len(frame))]
+            stats.n_records += len(frame)
             counts = frame[sensitive].value_counts(sort=False)
             for value, count in zip(counts.index.tolist(), counts.to_numpy().tolist(), strict=True):
                 stats.sensitive_counts[value] += int(count)

@@ -26,6 +26,9 @@ from ._stream_source import SourceReader, row_uniform
 __all__ = ["RowSplit", "StreamLiftTrainer", "TrainingStream"]
 
 Encode = Callable[[Any], tuple[Any, Any]]
+BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
+#: ``mask(start, n)``: True for the rows ``start .. start + n`` to leave out
+RowMask = Callable[[int, int], BoolArray]
 
 
 def _writable(a: Any) -> Any:
@@ -36,14 +39,25 @@ def _writable(a: Any) -> Any:
 
 class RowSplit:
     """Validation records: those whose :func:`row_uniform` (with ``seed``) is below
-    ``threshold``; the others train."""
+    ``threshold``; the others train. Rows that ``left_out`` marks (a held-out fold of a
+    cross-fit) do neither."""
 
-    def __init__(self, seed: int, threshold: float) -> None:
+    def __init__(self, seed: int, threshold: float, left_out: RowMask | None = None) -> None:
         self.seed, self.threshold = int(seed), float(threshold)
+        self.left_out = left_out
 
-    def validation(self, start: int, n: int) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    def _split(self, start: int, n: int) -> tuple[BoolArray, BoolArray]:
+        val = row_uniform(np.arange(start, start + n, dtype=np.int64), self.seed) < self.threshold
+        used = np.ones(n, dtype=bool) if self.left_out is None else ~self.left_out(start, n)
+        return val & used, ~val & used
+
+    def validation(self, start: int, n: int) -> BoolArray:
         """Mask of the validation records among rows ``start .. start + n``."""
-        return row_uniform(np.arange(start, start + n, dtype=np.int64), self.seed) < self.threshold
+        return self._split(start, n)[0]
+
+    def training(self, start: int, n: int) -> BoolArray:
+        """Mask of the training records among rows ``start .. start + n``."""
+        return self._split(start, n)[1]
 
 
 def collect_validation(
@@ -105,7 +119,7 @@ class TrainingStream:
         pending_s: list[Any] = []
         held = 0
         for start, frame in self.reader.read(order):
-            keep = ~self.split.validation(start, len(frame))
+            keep = self.split.training(start, len(frame))
             if not keep.any():
                 continue
             x, s = self.encode(frame[keep])

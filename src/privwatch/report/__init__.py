@@ -14,6 +14,7 @@ from ._mechanism import (
 from ._prepare import MISSING_POLICIES, prepare_table
 from ._schema import SCHEMA
 from ._source import SourceAudit, audit_source, write_source_audit
+from ._source_neural import NEURAL_SOURCE_ESTIMATORS, NeuralSourceAudit, audit_source_neural
 from ._stamp import file_sha256, privwatch_version
 
 # number words shared with the CLI's printer (re-exported, not part of the audited API)
@@ -28,17 +29,20 @@ __all__ = [
     "LEAKAGE_KEYS",
     "MECHANISM_FORMAT",
     "MISSING_POLICIES",
+    "NEURAL_SOURCE_ESTIMATORS",
     "OUTPUT_FILES",
     "SCHEMA",
     "UTILITY_KEYS",
     "AppliedBatch",
     "AppliedRelease",
     "AuditResult",
+    "NeuralSourceAudit",
     "SourceAudit",
     "apply_mechanism",
     "apply_saved_mechanism",
     "audit",
     "audit_source",
+    "audit_source_neural",
     "check_writable",
     "file_sha256",
     "leakage_payload",

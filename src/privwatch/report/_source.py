@@ -27,6 +27,7 @@ from ..measures import log_lift
 from ..release import Hierarchy, ReleaseResult, release_source
 from ..watchdog import tradeoff
 from ._audit import TARGET_LOSS
+from ._source_neural import NeuralSourceAudit
 from ._stamp import privwatch_version
 from ._write import jsonable
 
@@ -244,8 +245,9 @@ def audit_source(
     )
 
 
-def write_source_audit(result: SourceAudit, folder: str | Path) -> Path:
-    """Write ``leakage.json`` of an engine audit into ``folder``; returns its path."""
+def write_source_audit(result: SourceAudit | NeuralSourceAudit, folder: str | Path) -> Path:
+    """Write ``leakage.json`` of an engine (or streamed neural) audit into ``folder``; returns
+    its path."""
     path = Path(folder) / "leakage.json"
     tmp = path.with_name(".privwatch-staging-leakage.json")
     tmp.write_text(json.dumps(result.to_dict(), indent=2, allow_nan=False), encoding="utf-8")

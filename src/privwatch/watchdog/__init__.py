@@ -16,6 +16,7 @@ from ._mechanism import (
     watchdog_utility,
 )
 from ._partition import critical_epsilons, partition, symbol_risk
+from ._records import flagged_set_guarantee
 from ._relaxed import RelaxedWatchdogResult, breach_probability, relaxed_watchdog
 from ._tradeoff import TradeoffCurve, record_tradeoff, tradeoff
 
@@ -31,6 +32,7 @@ __all__ = [
     "WatchdogUtility",
     "breach_probability",
     "critical_epsilons",
+    "flagged_set_guarantee",
     "gamma_bound",
     "optimal_epsilon",
     "partition",

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 
 from .._rng import check_rng
@@ -26,7 +26,13 @@ from ._mechanism import WatchdogUtility, _utility
 from ._results import Guarantee, RecordScores
 from ._table import safe_marker
 
-__all__ = ["RecordStrategy", "is_record_level", "record_guarantee", "risk_of"]
+__all__ = [
+    "RecordStrategy",
+    "flagged_set_guarantee",
+    "is_record_level",
+    "record_guarantee",
+    "risk_of",
+]
 
 FloatArray = NDArray[np.float64]
 
@@ -42,34 +48,71 @@ def record_guarantee(
 ) -> tuple[NDArray[np.bool_], Guarantee, WatchdogUtility]:
     r"""Released records, guarantee and utility when every record is its own symbol (mass 1/n).
 
-    A record is kept when ``risk <= epsilon``. The randomized level is that of the flagged set,
-    :math:`\max_s |\log P(s \mid \text{flagged}) / P(s)|` on the empirical distribution of the
-    labels; the kept level is the largest kept (estimated) risk; the breach probability is
-    :math:`\sum_s P(s, \text{flagged})\,\mathbb 1\{|i(s, \text{flagged})| > \varepsilon\}`
-    (kept records meet epsilon by construction). Utility: Hsu et al. eq. (11) with
-    :math:`P_X(x_i) = 1/n`.
+    A record is kept when ``risk <= epsilon``; the guarantee is :func:`flagged_set_guarantee`
+    of the counts. Utility: Hsu et al. eq. (11) with :math:`P_X(x_i) = 1/n`.
     """
     keep = risk <= epsilon
     n = len(risk)
-    prior = np.bincount(s_codes, minlength=n_sensitive) / n
+    guarantee = flagged_set_guarantee(
+        np.bincount(s_codes, minlength=n_sensitive),
+        np.bincount(s_codes[~keep], minlength=n_sensitive),
+        float(risk[keep].max()) if keep.any() else 0.0,
+        epsilon,
+        basis,
+    )
+    return keep, guarantee, _utility(np.full(n, 1.0 / n), keep)
+
+
+def flagged_set_guarantee(
+    sensitive_counts: ArrayLike,
+    flagged_counts: ArrayLike,
+    kept_risk: float,
+    epsilon: float,
+    basis: str,
+) -> Guarantee:
+    r"""The record-level watchdog's guarantee from counts: records per sensitive value, flagged
+    records per sensitive value, and the largest (estimated) risk of a kept record.
+
+    The flagged records are merged into one released value; its level is
+    :math:`\max_s |\log P(s \mid \text{flagged}) / P(s)|` on the empirical distribution of the
+    labels; the kept level is ``kept_risk`` (kept records meet epsilon by construction); the
+    breach probability is :math:`\sum_s P(s, \text{flagged})\,
+    \mathbb 1\{|i(s, \text{flagged})| > \varepsilon\}` (Sadeghi et al. eq. 11 with the
+    flagged set as the one randomized symbol).
+
+    Examples
+    --------
+    >>> g = flagged_set_guarantee([50, 50], [10, 2], 0.3, 0.5, "an example")
+    >>> round(g.randomized_epsilon, 4), g.breach_probability, g.flagged_probability
+    (1.0986, 0.12, 0.12)
+    """
+    counts = np.asarray(sensitive_counts, dtype=np.float64)
+    flagged = np.asarray(flagged_counts, dtype=np.float64)
+    if counts.ndim != 1 or flagged.shape != counts.shape or (flagged > counts).any():
+        raise ValidationError(
+            "`flagged_counts` must count, per sensitive value, at most the records of "
+            f"`sensitive_counts`; got {flagged.tolist()} and {counts.tolist()}."
+        )
+    n = counts.sum()
+    if n <= 0:
+        raise ValidationError("`sensitive_counts` must count at least one record.")
     randomized, breach = 0.0, 0.0
-    if (~keep).any():
-        joint_flagged = np.bincount(s_codes[~keep], minlength=n_sensitive) / n
-        with np.errstate(divide="ignore"):
-            level = np.abs(np.log(joint_flagged / (~keep).mean() / prior))
+    if flagged.sum() > 0:
+        joint_flagged = flagged / n
+        with np.errstate(divide="ignore", invalid="ignore"):
+            level = np.abs(np.log(joint_flagged / (flagged.sum() / n) / (counts / n)))
+        level = np.where(counts > 0, level, 0.0)
         randomized = float(level.max())
         breach = float(joint_flagged[level > epsilon + 1e-12].sum())
-    kept = float(risk[keep].max()) if keep.any() else 0.0
-    guarantee = Guarantee(
-        effective_epsilon=max(kept, randomized),
+    return Guarantee(
+        effective_epsilon=max(float(kept_risk), randomized),
         breach_probability=breach,
         threshold=epsilon,
         randomized_epsilon=randomized,
-        flagged_probability=float((~keep).mean()),
-        n_flagged_symbols=int((~keep).sum()),
+        flagged_probability=float(flagged.sum() / n),
+        n_flagged_symbols=int(flagged.sum()),
         basis=basis,
     )
-    return keep, guarantee, _utility(np.full(n, 1.0 / n), keep)
 
 
 def _fingerprint(frame: pd.DataFrame) -> NDArray[np.uint64]:

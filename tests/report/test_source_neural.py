@@ -1,0 +1,152 @@
+"""``privwatch audit LAKE --estimator classifier|dv`` on Parquet that is audited without loading it
+(issue #18 item 5): records streamed, scored cross-fitted, flagged, released, the verdict true.
+
+What is tested: the written records are every record in order with its fold, risk, flag and
+release; the guarantee in leakage.json is the one the written flags imply; a release whose
+flagged records still give the sensitive value away is NOT MET (exit 3, the reason, an
+alternative); options the streamed route cannot honour are refused before any training.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from privwatch.cli import app
+from privwatch.engines import fold_of
+from privwatch.report import audit_source_neural
+from privwatch.watchdog import flagged_set_guarantee
+
+runner = CliRunner()
+
+
+def _lake(folder: Path, n: int, seed: int, rare_island: bool) -> str:
+    """Two Parquet files. With ``rare_island``, 15 % of the records sit on an island (x near 6)
+    where s is always 1, and s is a fair coin everywhere else: the true risk is 0.16 nats off
+    the island and infinite on it, so at epsilon 0.5 the island is flagged, and merging it
+    leaves a released value that still says s = 1."""
+    g = np.random.default_rng(seed)
+    if rare_island:
+        island = g.random(n) < 0.15
+        s = np.where(island, 1, g.integers(0, 2, n))
+        x = np.where(island, 6 + g.normal(0, 0.3, n), g.normal(0, 1, n))
+    else:
+        s = g.integers(0, 2, n)
+        x = 0.3 * s + g.normal(0, 1, n)
+    frame = pd.DataFrame({"s": s, "x": x, "c": g.choice(["u", "v"], n)})
+    folder.mkdir()
+    half = n // 2
+    frame.iloc[:half].to_parquet(folder / "part-0.parquet", row_group_size=200)
+    frame.iloc[half:].to_parquet(folder / "part-1.parquet", row_group_size=200)
+    return str(folder / "part-*.parquet")
+
+
+def _run(*args: str) -> Any:
+    return runner.invoke(app, ["audit", *args, "--sensitive", "s", "--observed", "x,c"])
+
+
+def test_written_records_flags_and_guarantee_agree(tmp_path: Path) -> None:
+    glob = _lake(tmp_path / "lake", 800, 0, rare_island=False)
+    res = _run(glob, "--estimator", "classifier", "--epsilon", "0.2", "--folds", "2",
+               "--out", str(tmp_path / "out"), "--json")  # fmt: skip
+    assert res.exit_code in (0, 3), res.output
+    doc = json.loads(res.stdout)
+    assert (
+        doc["engine"] == "stream" and "reads the Parquet files in batches" in doc["engine_reason"]
+    )
+    leak = json.loads((tmp_path / "out" / "leakage.json").read_text())
+    assert leak["route"] == "engine-neural" and leak["estimator"] == "classifier"
+    written = pd.read_parquet(tmp_path / "out" / "release.parquet")
+    source = pd.concat(pd.read_parquet(p) for p in sorted((tmp_path / "lake").iterdir()))
+    rows = np.arange(800)
+    assert written["privwatch_row"].tolist() == rows.tolist()
+    assert np.array_equal(written["fold"].to_numpy(), fold_of(rows, 2, 0))
+    flagged = written["risk"].to_numpy() > 0.2
+    assert np.array_equal(written["flagged"].to_numpy(), flagged)
+    assert 0 < flagged.sum() < 800  # a weak signal: some records flagged, not all
+    for col in ("x", "c"):
+        expected = np.where(flagged, "*", source[col].astype(str).to_numpy(dtype=object))
+        assert written[f"release_{col}"].tolist() == expected.tolist()
+    s = source["s"].to_numpy()
+    expected_g = flagged_set_guarantee(
+        np.bincount(s), np.bincount(s[flagged], minlength=2),
+        float(written["risk"][~flagged].max()), 0.2, leak["guarantee"]["basis"],
+    )  # fmt: skip
+    assert leak["guarantee"] == expected_g.to_dict()
+    assert leak["n_flagged"] == doc["n_flagged"] == int(flagged.sum())
+    assert doc["status"] == ("met" if expected_g.breach_probability == 0 else "not_met")
+    assert res.exit_code == (0 if doc["status"] == "met" else 3)
+    ll = written[["log_lift[0]", "log_lift[1]"]].to_numpy()
+    assert leak["mutual_information_estimate"] == pytest.approx(ll[rows, s].mean(), rel=1e-12)
+
+
+def test_flagged_records_that_still_reveal_the_value_are_not_met(tmp_path: Path) -> None:
+    glob = _lake(tmp_path / "lake", 600, 1, rare_island=True)
+    res = _run(glob, "--estimator", "classifier", "--epsilon", "0.5", "--folds", "2",
+               "--out", str(tmp_path / "out"))  # fmt: skip
+    assert res.exit_code == 3, res.output
+    assert "NOT MET" in res.output and "still reveal the sensitive value" in res.output
+    assert "alternative: a larger epsilon" in res.output
+    leak = json.loads((tmp_path / "out" / "leakage.json").read_text())
+    assert leak["status"] == "not_met" and leak["guarantee"]["breach_probability"] > 0
+
+
+def test_library_route_is_reproducible(tmp_path: Path) -> None:
+    glob = _lake(tmp_path / "lake", 600, 2, rare_island=False)
+    res = audit_source_neural(glob, "s", ["x", "c"], epsilon=0.2, out=tmp_path / "a.parquet",
+                              estimator="dv", folds=2, rng=3, epochs=2, n_ensemble=1)  # fmt: skip
+    again = audit_source_neural(glob, "s", ["x", "c"], epsilon=0.2, out=tmp_path / "b.parquet",
+                                estimator="dv", folds=2, rng=3, epochs=2, n_ensemble=1)  # fmt: skip
+    assert res.guarantee == again.guarantee and res.n_records == 600
+    assert pd.read_parquet(tmp_path / "a.parquet").equals(pd.read_parquet(tmp_path / "b.parquet"))
+    source = pd.concat(pd.read_parquet(p) for p in sorted((tmp_path / "lake").iterdir()))
+    counts = source["s"].value_counts()
+    assert res.sensitive_counts == {"0": int(counts[0]), "1": int(counts[1])}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--engine", "duckdb"], "leave --engine at auto"),
+        ([], "--epsilon is required with --estimator classifier"),
+        (["--epsilon", "0.5", "--folds", "1"], "--folds must be >= 2"),
+        (["--epsilon", "0.5", "--bins", "x=4"], "--bins needs the records in memory"),
+        (["--epsilon", "0.5", "--delta", "0.1"], "--delta needs the records in memory"),
+        (["--epsilon", "0.5", "--write-table", "t"], "--write-table must be a .parquet path"),
+    ],
+)
+def test_refused_before_training(tmp_path: Path, args: list[str], message: str) -> None:
+    glob = _lake(tmp_path / "lake", 100, 0, rare_island=False)
+    res = _run(glob, "--estimator", "classifier", *args, "--out", str(tmp_path / "out"))
+    assert res.exit_code == 2, res.output
+    assert message in " ".join(res.output.split())
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_database_table_is_refused(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "t.db"
+    with sqlite3.connect(db) as con:
+        pd.DataFrame({"s": [0, 1] * 50, "x": range(100), "c": ["u"] * 100}).to_sql("t", con)
+    res = _run(f"sqlite:///{db}", "--table", "t", "--estimator", "dv", "--epsilon", "0.5",
+               "--out", str(tmp_path / "out"))  # fmt: skip
+    assert res.exit_code == 2, res.output
+    assert "cannot read a database table" in " ".join(res.output.split())
+
+
+def test_a_csv_glob_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "lake").mkdir()
+    pd.DataFrame({"s": [0, 1] * 50, "x": range(100), "c": ["u"] * 100}).to_csv(
+        tmp_path / "lake" / "a.csv", index=False
+    )
+    res = _run(str(tmp_path / "lake" / "*.csv"), "--estimator", "classifier", "--epsilon", "0.5",
+               "--out", str(tmp_path / "out"))  # fmt: skip
+    assert res.exit_code == 2, res.output
+    assert "streams Parquet files" in " ".join(res.output.split())
