@@ -190,6 +190,11 @@ def summary_json(
         "files": files,
         "seconds": round(seconds, 2),
     }
+    return _finite(doc)
+
+
+def _finite(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with non-finite floats as text (JSON has no inf or NaN)."""
     return {
         k: (v if not isinstance(v, float) or math.isfinite(v) else str(v)) for k, v in doc.items()
     }
@@ -211,9 +216,7 @@ def _source_json(result: SourceAudit, out: str, files: list[str], seconds: float
         "files": files,
         "seconds": round(seconds, 2),
     }
-    return {
-        k: (v if not isinstance(v, float) or math.isfinite(v) else str(v)) for k, v in doc.items()
-    }
+    return _finite(doc)
 
 
 def _neural_json(
@@ -230,32 +233,47 @@ def _neural_json(
         "effective_epsilon": g.effective_epsilon,
         "breach_probability": g.breach_probability,
         "written": result.written,
-        "out": out,
-        "files": files,
-        "seconds": round(seconds, 2),
     }
-    return {
-        k: (v if not isinstance(v, float) or math.isfinite(v) else str(v)) for k, v in doc.items()
-    }
+    doc.update(out=out, files=files, seconds=round(seconds, 2))
+    return _finite(doc)
+
+
+def verdict(
+    satisfied: bool,
+    reasons: list[str],
+    alternatives: list[str],
+    met: str = "the release meets the requested guarantee.",
+) -> None:
+    """MET (green) or NOT MET (red) with each reason and each feasible alternative."""
+    if satisfied:
+        console.print(f"[bold green]MET[/]: {met}")
+        return
+    console.print("[bold red]NOT MET[/]: the release does not meet the requested guarantee.")
+    for reason in reasons:
+        console.print(f"  [red]- {reason}[/]", highlight=False, soft_wrap=True)
+    for alt in alternatives:
+        console.print(f"  - alternative: {alt}", highlight=False, soft_wrap=True)
+
+
+def figures(title: str, rows: list[tuple[str, str]]) -> None:
+    """A two-column table of named figures."""
+    table = Table(title=title)
+    table.add_column("")
+    table.add_column("value", justify="right")
+    for name, value in rows:
+        table.add_row(name, value)
+    console.print(table)
 
 
 def print_neural_source(result: NeuralSourceAudit) -> None:
     """The verdict and the figures of a learned estimator's audit of a streamed source."""
     g = result.guarantee
-    if result.satisfied:
-        console.print(
-            "[bold green]MET[/]: the release meets epsilon on the estimated log-lift "
-            "(an estimate, not a proof)."
-        )
-    else:
-        console.print("[bold red]NOT MET[/]: the release does not meet the requested guarantee.")
-        for reason in result.reasons:
-            console.print(f"  [red]- {reason}[/]", highlight=False, soft_wrap=True)
-        for alt in result.alternatives:
-            console.print(f"  - alternative: {alt}", highlight=False, soft_wrap=True)
-    table = Table(title=f"privwatch audit, {result.estimator} estimator on streamed batches")
-    table.add_column("")
-    table.add_column("value", justify="right")
+    verdict(
+        result.satisfied,
+        result.reasons,
+        result.alternatives,
+        "the release meets epsilon on the estimated log-lift (an estimate, not a proof).",
+    )
     rows = [
         ("records", f"{result.n_records:,}"),
         ("scoring", f"cross-fitted, {result.folds} folds"),
@@ -266,9 +284,7 @@ def print_neural_source(result: NeuralSourceAudit) -> None:
         ("mutual information, estimated", f"{fmt(result.mutual_information_estimate, 3)} nats"),
         ("scores and release written to", result.written),
     ]
-    for name, value in rows:
-        table.add_row(name, value)
-    console.print(table)
+    figures(f"privwatch audit, {result.estimator} estimator on streamed batches", rows)
     console.print(g.explain(), soft_wrap=True, highlight=False)
 
 
@@ -276,17 +292,7 @@ def print_source(result: SourceAudit, proposed: bool) -> None:
     """The verdict and the figures of an audit run in an engine (no per-record report)."""
     found = result.release
     n = result.n_records
-    if found.satisfied:
-        console.print("[bold green]MET[/]: the release meets the requested guarantee.")
-    else:
-        console.print("[bold red]NOT MET[/]: the release does not meet the requested guarantee.")
-        for reason in found.reasons:
-            console.print(f"  [red]- {reason}[/]", highlight=False, soft_wrap=True)
-        for alt in found.alternatives:
-            console.print(f"  - alternative: {alt}", highlight=False, soft_wrap=True)
-    table = Table(title=f"privwatch audit in {result.engine}")
-    table.add_column("")
-    table.add_column("value", justify="right")
+    verdict(found.satisfied, found.reasons, found.alternatives)
     rows = [
         ("records", f"{n:,}"),
         ("observed tuples", f"{result.n_tuples:,}"),
@@ -308,9 +314,7 @@ def print_source(result: SourceAudit, proposed: bool) -> None:
             )
         )
     rows.append(("scores and release written to", result.written or "nowhere"))
-    for name, value in rows:
-        table.add_row(name, value)
-    console.print(table)
+    figures(f"privwatch audit in {result.engine}", rows)
     console.print(
         "The classic measures, the inference attack and the HTML report need the records in "
         "memory; they are not computed when auditing in an engine.",

@@ -7,6 +7,7 @@ from ._folds import fold_of
 from ._label import label_records, label_spark_frame
 from ._read import iter_batches, parquet_files, read_table
 from ._sources import AUTO_THRESHOLD_BYTES, ENGINES, choose_engine
+from ._write import write_parquet_frames
 
 __all__ = [
     "AUTO_THRESHOLD_BYTES",
@@ -20,4 +21,5 @@ __all__ = [
     "label_spark_frame",
     "parquet_files",
     "read_table",
+    "write_parquet_frames",
 ]

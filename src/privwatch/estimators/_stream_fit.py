@@ -6,8 +6,6 @@ validation records (at most about ``max_validation_rows``): none of them grows w
 
 from __future__ import annotations
 
-import importlib
-import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +16,7 @@ import pandas as pd
 from .._device import resolve_device
 from .._rng import check_rng
 from .._validation import check_positive_int
-from ..engines import ROW_COLUMN, fold_of
+from ..engines import ROW_COLUMN, fold_of, write_parquet_frames
 from ..exceptions import ValidationError
 from ._base import risk_of
 from ._stream_source import SourceReader, check_columns
@@ -182,27 +180,4 @@ def write_scores(
     read_rows: int = 65_536,
 ) -> Path:
     """See :meth:`NeuralLift.score_source`."""
-    pa: Any = importlib.import_module("pyarrow")
-    pq: Any = importlib.import_module("pyarrow.parquet")
-
-    if not isinstance(out, str | os.PathLike) or not str(out).endswith(".parquet"):
-        raise ValidationError(f"`out` must be a path ending in .parquet; got {out!r}.")
-    path = Path(out)
-    if not path.parent.is_dir():
-        raise ValidationError(f"`out` must be in an existing folder; got {str(out)!r}.")
-    tmp = path.with_name(path.name + ".partial")
-    writer: Any = None
-    try:
-        for frame in score_batches(est, source, keep=keep, read_rows=read_rows):
-            table = pa.Table.from_pandas(frame, preserve_index=False)
-            if writer is None:
-                writer = pq.ParquetWriter(tmp, table.schema)
-            writer.write_table(table)
-    except BaseException:
-        if writer is not None:
-            writer.close()
-        tmp.unlink(missing_ok=True)
-        raise
-    writer.close()
-    os.replace(tmp, path)
-    return path
+    return write_parquet_frames(score_batches(est, source, keep=keep, read_rows=read_rows), out)

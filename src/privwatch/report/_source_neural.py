@@ -16,9 +16,7 @@ counts: an estimate, not a proof, since the log-lift is learned.
 from __future__ import annotations
 
 import datetime as _dt
-import importlib
-import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..engines import parquet_files
+from ..engines import parquet_files, write_parquet_frames
 from ..estimators import ClassifierLift, DVLift, cross_fit_source
 from ..exceptions import ValidationError
 from ..watchdog import Guarantee, flagged_set_guarantee
@@ -160,8 +158,6 @@ def audit_source_neural(
     >>> res.n_records, pd.read_parquet(res.written).columns.tolist()[:3]
     (3000, ['privwatch_row', 'fold', 'risk'])
     """
-    pa: Any = importlib.import_module("pyarrow")
-    pq: Any = importlib.import_module("pyarrow.parquet")
     if estimator not in NEURAL_SOURCE_ESTIMATORS:
         raise ValidationError(
             f"`estimator` must be one of {sorted(NEURAL_SOURCE_ESTIMATORS)} for a streamed "
@@ -194,34 +190,25 @@ def audit_source_neural(
     counts = np.zeros(len(labels), dtype=np.int64)
     flagged_counts = np.zeros(len(labels), dtype=np.int64)
     kept_risk, own_log_lift = 0.0, 0.0
-    tmp = path.with_name(path.name + ".partial")
-    writer: Any = None
     say("scoring, flagging and writing every record")
-    try:
+
+    def labelled() -> Iterator[pd.DataFrame]:
+        nonlocal kept_risk, own_log_lift
         for frame in fitted.score_batches(source, keep=[sensitive, *obs], read_rows=read_rows):
             codes = frame[sensitive].astype(str).map(position).to_numpy(dtype=np.int64)
             risk = frame["risk"].to_numpy()
             flagged = risk > epsilon
-            counts += np.bincount(codes, minlength=len(labels))
-            flagged_counts += np.bincount(codes[flagged], minlength=len(labels))
+            counts[:] += np.bincount(codes, minlength=len(labels))
+            flagged_counts[:] += np.bincount(codes[flagged], minlength=len(labels))
             if (~flagged).any():
                 kept_risk = max(kept_risk, float(risk[~flagged].max()))
             ll = frame[[f"log_lift[{v}]" for v in labels]].to_numpy()
             own_log_lift += float(ll[np.arange(len(frame)), codes].sum())
             body = frame.drop(columns=[sensitive, *obs])
             body["flagged"] = flagged
-            body = body.assign(**_release_columns(frame, obs, flagged))
-            table = pa.Table.from_pandas(body, preserve_index=False)
-            if writer is None:
-                writer = pq.ParquetWriter(tmp, table.schema)
-            writer.write_table(table)
-    except BaseException:
-        if writer is not None:
-            writer.close()
-        tmp.unlink(missing_ok=True)
-        raise
-    writer.close()
-    os.replace(tmp, path)
+            yield body.assign(**_release_columns(frame, obs, flagged))
+
+    write_parquet_frames(labelled(), path)
     n = int(counts.sum())
     basis = f"estimated by {type(model).__name__} on streamed records, cross-fitted ({folds} folds)"
     guarantee = flagged_set_guarantee(counts, flagged_counts, kept_risk, float(epsilon), basis)
