@@ -5,13 +5,14 @@ from ._count import ROW as ROW_COLUMN
 from ._count import count_table
 from ._folds import fold_of
 from ._label import label_records, label_spark_frame
-from ._read import iter_batches, parquet_files, read_table
+from ._read import MAX_COLUMNS, iter_batches, parquet_files, read_table
 from ._sources import AUTO_THRESHOLD_BYTES, ENGINES, choose_engine
 from ._write import write_parquet_frames
 
 __all__ = [
     "AUTO_THRESHOLD_BYTES",
     "ENGINES",
+    "MAX_COLUMNS",
     "ROW_COLUMN",
     "choose_engine",
     "count_table",

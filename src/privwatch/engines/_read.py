@@ -23,6 +23,11 @@ COMPRESSED = (".gz", ".bz2", ".zip", ".xz", ".zst")
 #: What :func:`read_table` reads, for messages.
 FORMATS = "CSV/TSV (optionally compressed), Excel (.xlsx), Parquet or JSON Lines (.jsonl)"
 _HEAD = 1 << 16
+#: The widest CSV header read: pandas parses a header of 50,000 columns in about a second, one of
+#: 1,000,000 in minutes (superlinear), and a header that wide is almost always a wrong separator.
+MAX_COLUMNS = 50_000
+#: Characters of the first line read to count its columns.
+_HEADER_CHARS = 1 << 24
 
 
 def _kind(p: Path) -> str | None:
@@ -76,6 +81,25 @@ def _sniff(p: Path, encoding: str) -> str:
         return str(csv.Sniffer().sniff(head, delimiters=",;\t|").delimiter)
     except csv.Error:
         return "\t" if p.name.lower().endswith((".tsv", ".tsv.gz")) else ","
+
+
+def _check_width(p: Path, sep: str, encoding: str) -> None:
+    """Refuse a CSV file whose header has more than :data:`MAX_COLUMNS` columns, before pandas
+    spends minutes parsing it (zip and zstd archives are not opened here)."""
+    if p.suffix.lower() in (".zip", ".zst"):
+        return
+    try:
+        with _open(p, "rt", encoding=encoding, newline="") as fh:
+            line = fh.readline(_HEADER_CHARS)
+        width = len(next(csv.reader([line], delimiter=sep), []))
+    except (UnicodeDecodeError, csv.Error, OSError, EOFError):
+        return  # the reader below reports these with the file's name and offset
+    if width > MAX_COLUMNS:
+        raise ValidationError(
+            f"`path` must have at most {MAX_COLUMNS:,} columns; the header of {p.name} has "
+            f"{width:,} (separator {sep!r}): check the separator (--sep), or keep the columns "
+            "you audit in a narrower file."
+        )
 
 
 def _bad_byte(p: Path, encoding: str) -> tuple[int, str] | None:
@@ -159,7 +183,11 @@ def read_table(
             return pd.read_excel(p, sheet_name=0 if sheet is None else sheet, engine="openpyxl")
         if kind == "jsonl":
             return pd.read_json(p, lines=True, encoding=encoding)
-        return pd.read_csv(p, sep=_sniff(p, encoding) if sep is None else sep, encoding=encoding)
+        sep = _sniff(p, encoding) if sep is None else sep
+        _check_width(p, sep, encoding)
+        return pd.read_csv(p, sep=sep, encoding=encoding)
+    except ValidationError:
+        raise
     except UnicodeDecodeError as exc:
         offset, reason = _bad_byte(p, encoding) or (exc.start, exc.reason)
         raise ValidationError(
