@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 
 from .._rng import check_rng
+from .._validation import check_nonnegative
 from ..estimators import LiftEstimator, PluginLift
 from ..exceptions import PrivacyWarning, ValidationError
 from ._mechanism import WatchdogUtility, _utility
@@ -63,6 +64,27 @@ def record_guarantee(
     return keep, guarantee, _utility(np.full(n, 1.0 / n), keep)
 
 
+def _count_vector(x: ArrayLike, name: str) -> NDArray[np.float64]:
+    """A 1-D array of finite non-negative whole numbers (records per sensitive value)."""
+    raw = np.asarray(x)
+    if raw.dtype.kind not in "biuf" or raw.ndim != 1 or raw.size == 0:
+        raise ValidationError(
+            f"`{name}` must be a non-empty 1-D array of counts per sensitive value; got dtype "
+            f"{raw.dtype}, shape {raw.shape}."
+        )
+    arr = raw.astype(np.float64)
+    if not np.isfinite(arr).all() or (arr < 0).any() or (arr != np.round(arr)).any():
+        raise ValidationError(
+            f"`{name}` must hold finite non-negative whole numbers; got {arr.tolist()[:8]}."
+        )
+    if float(arr.max()) > 2.0**53 / arr.size:  # the total must stay an exact whole number
+        raise ValidationError(
+            f"`{name}` must total at most 2**53 records; got a largest entry of "
+            f"{float(arr.max()):.3g} in {arr.size} values."
+        )
+    return arr
+
+
 def flagged_set_guarantee(
     sensitive_counts: ArrayLike,
     flagged_counts: ArrayLike,
@@ -86,9 +108,9 @@ def flagged_set_guarantee(
     >>> round(g.randomized_epsilon, 4), g.breach_probability, g.flagged_probability
     (1.0986, 0.12, 0.12)
     """
-    counts = np.asarray(sensitive_counts, dtype=np.float64)
-    flagged = np.asarray(flagged_counts, dtype=np.float64)
-    if counts.ndim != 1 or flagged.shape != counts.shape or (flagged > counts).any():
+    counts = _count_vector(sensitive_counts, "sensitive_counts")
+    flagged = _count_vector(flagged_counts, "flagged_counts")
+    if flagged.shape != counts.shape or (flagged > counts).any():
         raise ValidationError(
             "`flagged_counts` must count, per sensitive value, at most the records of "
             f"`sensitive_counts`; got {flagged.tolist()} and {counts.tolist()}."
@@ -96,6 +118,15 @@ def flagged_set_guarantee(
     n = counts.sum()
     if n <= 0:
         raise ValidationError("`sensitive_counts` must count at least one record.")
+    epsilon = check_nonnegative(epsilon, "epsilon", allow_inf=True)
+    kept_risk = check_nonnegative(kept_risk, "kept_risk", allow_inf=True)
+    if kept_risk > epsilon + 1e-12:
+        raise ValidationError(
+            f"`kept_risk` must be at most `epsilon` (kept records meet it); got {kept_risk!r} > "
+            f"{epsilon!r}."
+        )
+    if not isinstance(basis, str):
+        raise ValidationError(f"`basis` must be text; got {type(basis).__name__}.")
     randomized, breach = 0.0, 0.0
     if flagged.sum() > 0:
         joint_flagged = flagged / n
