@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,6 @@ class NeuralSourceAudit:
     n_flagged: int
     mutual_information_estimate: float
     written: str
-    warnings: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def satisfied(self) -> bool:
@@ -103,11 +102,10 @@ class NeuralSourceAudit:
             "sensitive_counts": self.sensitive_counts,
             "epsilon": self.epsilon,
             "n_flagged": self.n_flagged,
-            "guarantee": asdict(self.guarantee),
+            "guarantee": self.guarantee.to_dict(),
             "guarantee_in_words": self.guarantee.explain(),
             "mutual_information_estimate": self.mutual_information_estimate,
             "written": self.written,
-            "warnings": self.warnings,
             "privwatch_version": privwatch_version(),
             "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         }
