@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -11,6 +14,24 @@ settings.register_profile(
     "privwatch", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile("privwatch")
+
+RECORD_ENV = "PRIVWATCH_RECORD_TESTS"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip the ``record`` tests (refits of committed gallery records) unless asked for.
+
+    They take minutes each and re-check what `python -m privwatch.gallery NAME` re-runs in
+    full; ``pytest -m record`` or ``PRIVWATCH_RECORD_TESTS=1`` runs them.
+    """
+    if os.environ.get(RECORD_ENV) == "1" or "record" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(
+        reason=f"refits a committed gallery record: run with -m record or {RECORD_ENV}=1"
+    )
+    for item in items:
+        if "record" in item.keywords:
+            item.add_marker(skip)
 
 
 @st.composite

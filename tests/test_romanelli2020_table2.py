@@ -91,7 +91,8 @@ def test_record_lists_every_fit_in_its_runs() -> None:
         assert "fit_seconds" in gallery.lookup(results, f"{sweep}/{key}")
 
 
-@pytest.mark.slow  # one generator of ours refitted (about 1 CPU-minute) and judged (1 more)
+@pytest.mark.slow
+@pytest.mark.record  # one generator of ours refitted (about 1 CPU-minute) and judged (1 more)
 def test_committed_fit_of_ours_agrees_with_a_fresh_refit() -> None:
     cfg = gallery.config(NAME)
     settings = {**cfg["settings"], "sweeps": ["ours"]}
@@ -106,7 +107,8 @@ def test_committed_fit_of_ours_agrees_with_a_fresh_refit() -> None:
         assert abs(float(a) - float(b)) <= tol, f"{path}: fresh {a} vs committed {b} > {tol}"
 
 
-@pytest.mark.slow  # the paper's classifier schedule: the first iteration (3,000 epochs), ~90 s
+@pytest.mark.slow
+@pytest.mark.record  # the paper's classifier schedule: the first iteration (3,000 epochs), ~90 s
 def test_committed_3000_epoch_fit_agrees_with_a_fresh_first_iteration() -> None:
     import torch
 

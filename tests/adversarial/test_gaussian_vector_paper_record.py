@@ -26,7 +26,8 @@ def test_record_has_the_papers_budgets() -> None:
     assert rec["results"]["useful"]["worst_abs_gap"] == max(gaps)
 
 
-@pytest.mark.slow  # one point of the committed curve: 250 epochs of 8,000 samples (~70 CPU-s)
+@pytest.mark.slow
+@pytest.mark.record  # one point of the committed curve: 250 epochs of 8,000 samples (~70 CPU-s)
 def test_committed_record_agrees_with_a_fresh_fit_of_one_point() -> None:
     committed = json.loads((ROOT / "experiments" / NAME / "results.json").read_text())
     index = 4  # delta = 2.13, mid-curve
