@@ -125,6 +125,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "theory.gaussian_useful_data": {"budget": 0.5},
     "theory.gaussian_full_data": {"budget": 0.5},
     "watchdog.record_tradeoff": {"sensitive": np.array([0, 1, 1])},
+    # a tuple: any values are valid data (a list of strings would get the CLI-spec catalogue)
+    "watchdog.safe_marker": {"marker": "*", "values": ("a", "*", "=3", "age=")},
     "watchdog.flagged_set_guarantee": {
         "sensitive_counts": np.array([50, 50]),
         "flagged_counts": np.array([10, 2]),

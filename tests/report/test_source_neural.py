@@ -62,6 +62,7 @@ def test_written_records_flags_and_guarantee_agree(tmp_path: Path) -> None:
     )
     leak = json.loads((tmp_path / "out" / "leakage.json").read_text())
     assert leak["route"] == "engine-neural" and leak["estimator"] == "classifier"
+    assert leak["markers"] == {"x": "*", "c": "*"}  # no value of x or c is "*"
     written = pd.read_parquet(tmp_path / "out" / "release.parquet")
     source = pd.concat(pd.read_parquet(p) for p in sorted((tmp_path / "lake").iterdir()))
     rows = np.arange(800)
@@ -91,6 +92,7 @@ def test_flagged_records_that_still_reveal_the_value_are_not_met(tmp_path: Path)
     res = _run(glob, "--estimator", "classifier", "--epsilon", "0.5", "--folds", "2",
                "--out", str(tmp_path / "out"))  # fmt: skip
     assert res.exit_code == 3, res.output
+    assert "flagged records released as" in res.output
     assert "NOT MET" in res.output and "still reveal the sensitive value" in res.output
     assert "alternative: a larger epsilon" in res.output
     leak = json.loads((tmp_path / "out" / "leakage.json").read_text())
@@ -108,6 +110,29 @@ def test_library_route_is_reproducible(tmp_path: Path) -> None:
     source = pd.concat(pd.read_parquet(p) for p in sorted((tmp_path / "lake").iterdir()))
     counts = source["s"].value_counts()
     assert res.sensitive_counts == {"0": int(counts[0]), "1": int(counts[1])}
+
+
+def test_the_marker_never_collides_with_a_value_of_the_column(tmp_path: Path) -> None:
+    """A categorical column that holds ``*`` (and ``**``) gets ``***`` as its marker, so a
+    suppressed record can never be read as a real one; the numeric column keeps ``*``."""
+    g = np.random.default_rng(4)
+    n = 600
+    s = g.integers(0, 2, n)
+    c = np.where(s == 1, g.choice(["*", "**", "v"], n), g.choice(["v", "w"], n))
+    frame = pd.DataFrame({"s": s, "x": g.normal(0, 1, n), "c": c})
+    frame.to_parquet(tmp_path / "t.parquet", row_group_size=150)
+    src, out = tmp_path / "t.parquet", tmp_path / "r.parquet"
+    res = audit_source_neural(
+        src, "s", ["x", "c"], epsilon=0.2, out=out, folds=2, epochs=3, n_ensemble=1
+    )
+    assert res.markers == {"x": "*", "c": "***"} and res.to_dict()["markers"] == res.markers
+    written = pd.read_parquet(out)
+    flagged = written["flagged"].to_numpy()
+    assert 0 < flagged.sum() < n  # "*" and "**" say s = 1: flagged at 0.2 nats
+    released = written["release_c"].to_numpy()
+    assert set(released[flagged]) == {"***"}
+    assert released[~flagged].tolist() == c[~flagged].tolist()
+    assert "***" not in set(c)
 
 
 @pytest.mark.parametrize(

@@ -283,6 +283,7 @@ def print_neural_source(result: NeuralSourceAudit) -> None:
         ("breach probability (delta)", pct(g.breach_probability)),
         ("mutual information, estimated", f"{fmt(result.mutual_information_estimate, 3)} nats"),
         ("scores and release written to", result.written),
+        ("flagged records released as", ", ".join(f"{c}={m}" for c, m in result.markers.items())),
     ]
     figures(f"privwatch audit, {result.estimator} estimator on streamed batches", rows)
     console.print(g.explain(), soft_wrap=True, highlight=False)

@@ -27,7 +27,7 @@ import pandas as pd
 from ..engines import parquet_files, write_parquet_frames
 from ..estimators import ClassifierLift, DVLift, cross_fit_source
 from ..exceptions import ValidationError
-from ..watchdog import Guarantee, flagged_set_guarantee
+from ..watchdog import Guarantee, flagged_set_guarantee, safe_marker
 from ._stamp import privwatch_version
 from ._write import jsonable
 
@@ -45,7 +45,8 @@ class NeuralSourceAudit:
     ``guarantee`` is the release's estimated lift-privacy guarantee; ``n_flagged`` the records
     whose cross-fitted risk exceeds ``epsilon``; ``mutual_information_estimate`` the mean
     cross-fitted log-lift of each record's own sensitive value (nats); ``written`` the Parquet
-    file of every record's scores and release.
+    file of every record's scores and release; ``markers`` the value that replaces each observed
+    column of a flagged record (``*``, longer when the column holds ``*`` already).
     """
 
     source: str
@@ -58,6 +59,7 @@ class NeuralSourceAudit:
     n_flagged: int
     mutual_information_estimate: float
     written: str
+    markers: dict[str, str]
 
     @property
     def satisfied(self) -> bool:
@@ -106,17 +108,34 @@ class NeuralSourceAudit:
             "guarantee_in_words": self.guarantee.explain(),
             "mutual_information_estimate": self.mutual_information_estimate,
             "written": self.written,
+            "markers": self.markers,
             "privwatch_version": privwatch_version(),
             "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         }
         return dict(jsonable(doc))
 
 
-def _release_columns(frame: pd.DataFrame, observed: list[str], flagged: np.ndarray) -> Any:
-    """``release_<col>``: the observed value as text, the marker ``*`` where flagged."""
+def _markers(members: Sequence[Any], observed: list[str]) -> dict[str, str]:
+    """The suppression marker of each observed column: ``*``, or ``**``, ``***``, ... when the
+    column holds that text already (:func:`privwatch.watchdog.safe_marker`). Only a categorical
+    column can; its values are the union of the members' categories, which covers every record
+    (each record trained every member but the one of its fold)."""
+    markers = {}
+    for c in observed:
+        values: set[str] = set()
+        for m in members:
+            values.update(str(v) for v in m.preprocessor_.categories_.get(c, []))
+        markers[c] = safe_marker("*", values)
+    return markers
+
+
+def _release_columns(
+    frame: pd.DataFrame, markers: dict[str, str], flagged: np.ndarray
+) -> dict[str, Any]:
+    """``release_<col>``: the observed value as text, the column's marker where flagged."""
     return {
-        f"release_{c}": np.where(flagged, "*", frame[c].astype(str).to_numpy(dtype=object))
-        for c in observed
+        f"release_{c}": np.where(flagged, m, frame[c].astype(str).to_numpy(dtype=object))
+        for c, m in markers.items()
     }
 
 
@@ -141,7 +160,8 @@ def audit_source_neural(
     ``estimator_params``; ``folds`` (at least 2) cross-fitting folds. ``out`` (``.parquet``)
     receives every record, in source order: ``privwatch_row``, ``fold``, ``risk``,
     ``log_lift[<s>]``, ``flagged`` and ``release_<col>`` per observed column (the value as
-    text; ``*`` where flagged). Written through ``out.partial``, renamed when complete.
+    text; where flagged, the marker ``*``, or ``**``, ... when the column holds ``*`` already:
+    ``markers``). Written through ``out.partial``, renamed when complete.
 
     Examples
     --------
@@ -184,6 +204,7 @@ def audit_source_neural(
     say(f"training {folds} cross-fitted {type(model).__name__} models on streamed batches")
     fitted = cross_fit_source(model, source, sensitive, obs, folds=folds, seed=rng)
     labels = fitted.sensitive_labels
+    markers = _markers(fitted.members, obs)
     position = {str(v): j for j, v in enumerate(labels)}
     counts = np.zeros(len(labels), dtype=np.int64)
     flagged_counts = np.zeros(len(labels), dtype=np.int64)
@@ -204,7 +225,7 @@ def audit_source_neural(
             own_log_lift += float(ll[np.arange(len(frame)), codes].sum())
             body = frame.drop(columns=[sensitive, *obs])
             body["flagged"] = flagged
-            yield body.assign(**_release_columns(frame, obs, flagged))
+            yield body.assign(**_release_columns(frame, markers, flagged))
 
     write_parquet_frames(labelled(), path)
     n = int(counts.sum())
@@ -221,4 +242,5 @@ def audit_source_neural(
         n_flagged=int(flagged_counts.sum()),
         mutual_information_estimate=own_log_lift / n,
         written=str(path),
+        markers=markers,
     )

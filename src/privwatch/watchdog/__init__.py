@@ -18,6 +18,7 @@ from ._mechanism import (
 from ._partition import critical_epsilons, partition, symbol_risk
 from ._records import flagged_set_guarantee
 from ._relaxed import RelaxedWatchdogResult, breach_probability, relaxed_watchdog
+from ._table import safe_marker
 from ._tradeoff import TradeoffCurve, record_tradeoff, tradeoff
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "partition_channel",
     "record_tradeoff",
     "relaxed_watchdog",
+    "safe_marker",
     "symbol_risk",
     "tradeoff",
     "watchdog_channel",

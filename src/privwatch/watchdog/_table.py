@@ -39,9 +39,16 @@ def safe_marker(marker: str, values: Iterable[Any]) -> str:
     '***'
     >>> safe_marker("*", ["", "nan", None])
     '*'
+    >>> safe_marker("*", 3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    privwatch.exceptions.ValidationError: `values` must be a collection ... got int.
     """
     if not isinstance(marker, str) or not marker:
         raise ValidationError(f"`marker` must be a non-empty string; got {marker!r}.")
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise ValidationError(
+            f"`values` must be a collection of the column's values; got {type(values).__name__}."
+        )
     taken = {str(v) for v in values}
     candidate = marker
     while candidate in taken:
