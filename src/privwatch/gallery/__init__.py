@@ -56,6 +56,7 @@ EXPERIMENTS: dict[str, str] = {
     "romanelli2020_hits": "romanelli2020_baselines",
     "romanelli2020_obfuscation_synthetic": "romanelli2020_obfuscation",
     "romanelli2020_obfuscation_gowalla": "romanelli2020_obfuscation",
+    "romanelli2020_gowalla_hits": "romanelli2020_obfuscation",
     "romanelli2020_cross_entropy": "romanelli2020_obfuscation",
     "romanelli2020_table2": "romanelli2020_obfuscation",
     "tripathy2019_symmetric_pair": "tripathy2019_symmetric_pair",
