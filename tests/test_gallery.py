@@ -61,7 +61,7 @@ def test_reproduce_refuses_to_overwrite_and_the_package(tmp_path: Path) -> None:
         gallery.config("nope")
 
 
-def _agree(name: str, fresh: dict[str, Any], tmp_path: Path) -> None:
+def _agree(name: str, fresh: dict[str, Any]) -> None:
     """Every ``noise`` entry: the fresh run is within the stated noise of the committed record."""
     committed = json.loads((ROOT / "experiments" / name / "results.json").read_text())["results"]
     assert gallery.config(name)["noise"], f"{name}: states no noise, so nothing would be compared"
@@ -78,12 +78,12 @@ def test_sadeghi_quick_run_agrees_with_record(tmp_path: Path) -> None:
         "fig2_nmil_cdf.png",
     }
     assert {p.name for p in tmp_path.iterdir()} == {"out"}
-    _agree("sadeghi2020_watchdog_mc", rep.results["results"], tmp_path)
+    _agree("sadeghi2020_watchdog_mc", rep.results["results"])
 
 
 def test_hsu_plugin_run_agrees_with_record(tmp_path: Path) -> None:
     rep = gallery.reproduce("hsu2019_compas_plugin", tmp_path, quick=True)
-    _agree("hsu2019_compas_plugin", rep.results["results"], tmp_path)
+    _agree("hsu2019_compas_plugin", rep.results["results"])
 
 
 @pytest.mark.parametrize(
@@ -94,7 +94,7 @@ def test_cheap_runs_agree_with_record(name: str, quick: bool, tmp_path: Path) ->
     """Seconds each: the funnel's whole run; the errata's and the hit counts' quick runs keep
     every entry of their ``noise``."""
     rep = gallery.reproduce(name, tmp_path, quick=quick)
-    _agree(name, rep.results["results"], tmp_path)
+    _agree(name, rep.results["results"])
 
 
 @pytest.mark.slow
@@ -110,7 +110,7 @@ def test_cheap_runs_agree_with_record(name: str, quick: bool, tmp_path: Path) ->
 )
 def test_slow_quick_runs_agree_with_record(name: str, tmp_path: Path) -> None:
     rep = gallery.reproduce(name, tmp_path, quick=True)
-    _agree(name, rep.results["results"], tmp_path)
+    _agree(name, rep.results["results"])
 
 
 def _snapshot(root: Path) -> dict[str, float]:

@@ -49,3 +49,20 @@ def test_committed_scalar_record_agrees_with_a_fresh_fit_of_its_first_point() ->
     old = committed["results"]["useful"]["points"][0]
     for key, tol in gallery.config(name)["point_noise"].items():
         assert abs(fresh[key] - old[key]) <= tol, (key, fresh[key], old[key])
+
+
+def test_a_curve_can_have_its_own_budgets_and_lambda(tmp_path: Path) -> None:
+    """``<case>.curves.<curve>``: the paper's Fig. 5 sweeps the full-data curve over its own
+    budgets with its own lambda; the other curve keeps the case's."""
+    from privwatch.gallery.tripathy2019_gaussian import _case
+
+    cfg = _tiny("tripathy2019_gaussian_scalar")
+    own = {"deltas": {"start": 0.1, "stop": 0.3, "num": 3}, "ppan": {"lam": 7.0, "epochs": 2}}
+    cfg["scalar"]["curves"] = {"full": own}
+    assert _case(cfg, "full")["ppan"]["lam"] == 7.0
+    assert _case(cfg, "useful")["ppan"]["lam"] == cfg["ppan"]["lam"] != 7.0
+    rep = gallery.reproduce("tripathy2019_gaussian_scalar", tmp_path, overrides=cfg)
+    res = rep.results["results"]
+    assert len(res["useful"]["points"]) == 2
+    assert [p["delta"] for p in res["full"]["points"]] == pytest.approx([0.1, 0.2, 0.3])
+    assert refit_point(cfg, "full", 2) == res["full"]["points"][2]

@@ -18,7 +18,9 @@ Each point is compared with the optimum at the distortion it achieves on test da
 
 the config: shared PPAN settings under ``ppan``, per-case overrides under ``<case>.ppan``
 (the vector case uses the paper's 250 epochs; rate-distortion the paper's lambda = 500 and 8
-seed-noise inputs, with 1,000 epochs and the cosine step-size schedule);
+seed-noise inputs, with 1,000 epochs and the cosine step-size schedule) and per-curve ones under
+``<case>.curves.<curve>`` (``deltas``, ``ppan``: the paper's Fig. 5 sweeps the full-data curve
+over its own budgets with its own lambda);
 ``<case>.mechanism = "gaussian"`` swaps in the reparameterised Gaussian mechanism; the 20 points
 of a curve are fitted in ``n_jobs`` processes (fit_many). ``tripathy2019_gaussian_paper`` (Fig. 5)
 and ``tripathy2019_gaussian_vector_paper`` (Fig. 6) run the same code with the paper's own
@@ -82,10 +84,13 @@ def judge(ppan: PPAN, test: tuple[np.ndarray, ...], h_x: float, seed: int) -> di
     }
 
 
-def _case(cfg: dict[str, Any]) -> dict[str, Any]:
-    """The settings of ``cfg["part"]`` with the shared PPAN settings merged under its own."""
+def _case(cfg: dict[str, Any], curve: str | None = None) -> dict[str, Any]:
+    """The settings of ``cfg["part"]`` with the shared PPAN settings merged under its own, and
+    ``curve``'s own (``<case>.curves.<curve>``) merged over both."""
     which = cfg["part"]
-    return {**cfg[which], "ppan": {**cfg["ppan"], **cfg[which].get("ppan", {})}}
+    own = cfg[which].get("curves", {}).get(curve, {}) if curve else {}
+    ppan = {**cfg["ppan"], **cfg[which].get("ppan", {}), **own.get("ppan", {})}
+    return {**cfg[which], **own, "ppan": ppan}
 
 
 def curves(cfg: dict[str, Any]) -> dict[str, Callable[[float], float]]:
@@ -144,8 +149,8 @@ def _seeds(cfg: dict[str, Any]) -> dict[str, list[int]]:
     """Curve -> the data/weight seed of each of its points: one draw per point, curve after
     curve, from ``seed`` (a fresh data set per delta, as in the paper)."""
     rng = np.random.default_rng(cfg["seed"])
-    n = len(_deltas(_case(cfg)))
-    return {c: [int(rng.integers(2**31)) for _ in range(n)] for c in curves(cfg)}
+    n = {c: len(_deltas(_case(cfg, c))) for c in curves(cfg)}
+    return {c: [int(rng.integers(2**31)) for _ in range(n[c])] for c in curves(cfg)}
 
 
 def refit_point(cfg: dict[str, Any], curve: str, index: int) -> dict[str, float]:
@@ -156,7 +161,8 @@ def refit_point(cfg: dict[str, Any], curve: str, index: int) -> dict[str, float]
         torch.set_num_threads(1)
         s = _seeds(cfg)[curve][index]
         data, test = _draw(cfg, curve, s)
-        ppan = build(data, float(_deltas(_case(cfg))[index]), _case(cfg), s).fit(*data)
+        case = _case(cfg, curve)
+        ppan = build(data, float(_deltas(case)[index]), case, s).fit(*data)
         return _row(cfg, curve, ppan, test, s)
 
 
@@ -173,12 +179,13 @@ def _run(cfg: dict[str, Any], out: Path) -> dict[str, Any]:
     from ..plotting import save
 
     torch.set_num_threads(1)
-    which, case = cfg["part"], _case(cfg)
-    deltas = _deltas(case)
+    which = cfg["part"]
     fig, ax = plt.subplots(figsize=(7, 5))
     results: dict[str, Any] = {"case": which}
     seeds = _seeds(cfg)
     for k, (name, optimum) in enumerate(curves(cfg).items()):
+        case = _case(cfg, name)
+        deltas = _deltas(case)
         sets, tests, ppans = [], [], []
         for delta, s in zip(deltas, seeds[name], strict=True):
             data, test = _draw(cfg, name, s)
