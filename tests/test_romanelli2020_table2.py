@@ -48,6 +48,27 @@ def test_sweeps_select_the_fits_and_ours_carries_the_synthetic_settings() -> Non
         jobs({**cfg, "sweeps": ["schedule", "nope"]})
 
 
+def test_ours_equals_the_synthetic_records_fits_of_the_same_generators() -> None:
+    """Two committed records, written by two commands from the same code, settings and seed:
+    the generators of ours in Table II are the synthetic experiment's, bit for bit (a stale
+    record of either one fails here)."""
+    ours = _record()["results"]["ours"]
+    synthetic = json.loads(
+        (ROOT / "experiments" / "romanelli2020_obfuscation_synthetic" / "results.json").read_text()
+    )["results"]
+    assert set(ours) == {"L=173", "L=270"}
+    for case, fits in ours.items():
+        assert set(fits) == {"anchors", "bayes"}
+        for kind, fit in fits.items():
+            there = synthetic[case][f"learned_{kind}"]
+            for key in ("val_accuracy", "best_iteration", "candidates", "fresh_attacker"):
+                assert fit[key] == there[key], (case, kind, key)
+            shared = set(fit["test"]) & set(there["test"])
+            assert {"10 hits", "100 hits"} <= shared
+            for hits in shared:
+                assert fit["test"][hits] == there["test"][hits], (case, kind, hits)
+
+
 def test_merge_adds_the_new_fits_and_keeps_every_runs_note() -> None:
     fit = {"test": 0.2, "fit_seconds": 1.0}
     record: dict[str, Any] = {
