@@ -128,7 +128,7 @@ def _stopped_after(kind: str, c: dict[str, Any], k: int) -> dict[str, Any]:
     return c
 
 
-@pytest.mark.slow  # 3 iterations of 2 generators on 4 budgets: about 30 s
+@pytest.mark.slow  # 3 iterations of 2 generators on 2 budgets: about 10 s per data set
 @pytest.mark.parametrize(
     "name", ["romanelli2020_obfuscation_synthetic", "romanelli2020_obfuscation_gowalla"]
 )
