@@ -161,7 +161,7 @@ def test_first_iterations_of_each_generator_agree(name: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.record  # one PPAN fit each: 1-2 CPU-minutes, 7 for rate-distortion (1,000 epochs)
+@pytest.mark.record  # one PPAN fit each: 1-3 CPU-minutes (rate-distortion: 1,000 epochs)
 @pytest.mark.parametrize(
     ("name", "curve"),
     [
