@@ -11,7 +11,9 @@ Run everything: python experiments/romanelli2020_table2/run.py --out DIR [--quic
 
 Run some sweeps only and merge them into an earlier record (the way the record grew: the
 sweeps ``schedule`` with 20 / 40 epochs and ``seeds`` in one run, then ``ours``, then the
-paper's 3,000 classifier epochs):
+paper's 3,000 classifier epochs, then ``seeds`` again with its two L = 270 m cases of the
+paper's generator schedule added, ``--sweep seeds --n-jobs 2``, which repeated its other fits
+exactly):
 
     python experiments/romanelli2020_table2/run.py --out DIR --sweep ours \
         --merge-into experiments/romanelli2020_table2
