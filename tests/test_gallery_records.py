@@ -83,21 +83,10 @@ def test_every_experiment_names_the_test_that_checks_its_record() -> None:
 def test_sadeghi_sweep_recomputed_equals_record() -> None:
     """Each (|S|, |X|, concentration) cell draws its pmfs from the same seed: recomputed, every
     row of the record comes back exactly, and the record's best settings follow from the rows."""
-    import itertools
+    from privwatch.gallery.sadeghi2020_settings import _best_per_shape, sweep
 
-    from privwatch.gallery.sadeghi2020_settings import _best_per_shape, sweep_point
-
-    settings = gallery.config("sadeghi2020_settings")["settings"]
     record = _record("sadeghi2020_settings")
-    grid = itertools.product(
-        settings["n_sensitive"], settings["n_observed"], settings["concentration"]
-    )
-    rows = []
-    for n_s, n_x, conc in grid:
-        rows += sweep_point(
-            n_s, n_x, conc, settings["epsilons"], settings["n_pmfs"], settings["seed"]
-        )
-    assert rows == record["sweep"]
+    assert sweep(gallery.config("sadeghi2020_settings")["settings"]) == record["sweep"]
     shapes = _best_per_shape(record["sweep"])
     assert shapes == record["per_shape"]
     assert min(shapes, key=lambda r: r["largest_shortfall"]) == record["best"]

@@ -151,7 +151,7 @@ def _first_iteration_agrees(fit: str) -> None:
 
     cfg = gallery.config(NAME)
     settings = cfg["settings"]
-    ((job,),) = [[j for s, k, j in jobs(settings) if f"{s}/{k}" == fit]]
+    (job,) = [j for s, k, j in jobs(settings) if f"{s}/{k}" == fit]
     params = {**job["params"], "max_iter": 1, "patience": 1}
     assert params["classifier_epochs"] == 3000
     data = load(settings["dataset"], settings["seed"])

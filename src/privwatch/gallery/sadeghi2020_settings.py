@@ -22,7 +22,7 @@ from .. import watchdog as wd
 from ..datasets import random_joint
 from . import sadeghi2020_watchdog_mc
 
-__all__ = ["run", "sweep_point"]
+__all__ = ["run", "sweep", "sweep_point"]
 
 
 def sweep_point(
@@ -92,8 +92,9 @@ def _best_per_shape(rows: list[dict[str, float]]) -> list[dict[str, Any]]:
     return out
 
 
-def run(settings: dict[str, Any], out: Path) -> dict[str, Any]:
-    """Sweep, pick the best-matching setting, draw its Fig. 1-2 into ``out/best``."""
+def sweep(settings: dict[str, Any]) -> list[dict[str, float]]:
+    """:func:`sweep_point` over every (|S|, |X|, concentration) of ``settings``, in grid order;
+    each cell draws its pmfs from ``settings["seed"]``, so a cell can be recomputed alone."""
     rows: list[dict[str, float]] = []
     grid = itertools.product(
         settings["n_sensitive"], settings["n_observed"], settings["concentration"]
@@ -102,6 +103,12 @@ def run(settings: dict[str, Any], out: Path) -> dict[str, Any]:
         rows += sweep_point(
             n_s, n_x, conc, settings["epsilons"], settings["n_pmfs"], settings["seed"]
         )
+    return rows
+
+
+def run(settings: dict[str, Any], out: Path) -> dict[str, Any]:
+    """Sweep, pick the best-matching setting, draw its Fig. 1-2 into ``out/best``."""
+    rows = sweep(settings)
     shapes = _best_per_shape(rows)
     best = min(shapes, key=lambda r: r["largest_shortfall"])
     claims = (
