@@ -203,7 +203,9 @@ def _obfuscator_kind(tmp: Path) -> SavedKind:
 
 
 def _generalisation_kind(tmp: Path) -> SavedKind:
-    from privwatch.report import apply_mechanism, audit, load_mechanism, save_mechanism
+    from privwatch.audit import run
+    from privwatch.release import Generalisation
+    from privwatch.report._mechanism import save_mechanism
 
     g = np.random.default_rng(3)
     s = g.integers(0, 2, 400)
@@ -216,11 +218,14 @@ def _generalisation_kind(tmp: Path) -> SavedKind:
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = audit(df, "s", ["a", "age"], epsilon=0.5, bins={"age": 3}, rng=0, checks=False)
+        result = run(
+            source=df, sensitive="s", observed=["a", "age"], epsilon=0.5, bins={"age": 3},
+            seed=0, checks=False,
+        )  # fmt: skip
     save_mechanism(result, tmp / "mechanism.json")
 
     def outputs(p: Path) -> np.ndarray:
-        applied = apply_mechanism(load_mechanism(p), df)
+        applied = Generalisation.load(p).apply(df)
         return np.asarray(applied.released.astype(str).to_numpy(), dtype=str)
 
     return _kind("Generalisation", tmp / "mechanism.json", outputs)

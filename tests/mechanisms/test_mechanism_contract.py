@@ -17,6 +17,7 @@ from privwatch.mechanisms import (
     optimal_bayes_mechanism,
     optimal_privacy_mechanism,
 )
+from privwatch.release import Generalisation
 
 
 def _finite_mechanisms() -> list[Mechanism]:
@@ -30,6 +31,15 @@ def _finite_mechanisms() -> list[Mechanism]:
         RandomizedResponse(1.0, n_values=4),
         optimal_bayes_mechanism(p, dist, 20.0, method="direct"),
         optimal_privacy_mechanism(p3, 1 - np.eye(2), 0.25),
+        Generalisation(
+            ["a"],
+            [["p"], ["q"], ["r"]],
+            [["p"], ["*"], ["*"]],
+            sensitive="s",
+            epsilon=0.5,
+            method="global",
+            status="met",
+        ),
     ]
 
 

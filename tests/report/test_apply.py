@@ -10,14 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from privwatch.audit import file_sha256, run
 from privwatch.exceptions import TamperedFileError, ValidationError
-from privwatch.report import (
-    APPLY_FILES,
-    apply_saved_mechanism,
-    audit,
-    file_sha256,
-    save_mechanism,
-)
+from privwatch.report._apply import APPLY_FILES, apply_saved_mechanism
+from privwatch.report._mechanism import save_mechanism
 
 
 def _table(n: int = 400, seed: int = 3) -> pd.DataFrame:
@@ -37,7 +33,7 @@ def fitted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame
     """(mechanism file, fit table, the audit's release of it)."""
     d = tmp_path_factory.mktemp("fit")
     df = _table()
-    result = audit(df, "s", ["a", "b"], epsilon=0.3, folds=0, checks=False)
+    result = run(source=df, sensitive="s", observed=["a", "b"], epsilon=0.3, folds=0, checks=False)
     return save_mechanism(result, d / "m.json"), df, result.release
 
 

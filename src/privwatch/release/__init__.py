@@ -11,20 +11,31 @@ from ._api import ReleaseNotMetWarning, ReleaseResult, find_release
 from ._attack import AttackResult, bayes_attack_success, inference_attack, wilson_interval
 from ._cells import LiftBox
 from ._classic import CLASSIC_THRESHOLDS, ClassicReport, classic_counts, classic_report
+from ._generalisation import (
+    MECHANISM_FORMAT,
+    AppliedRelease,
+    Generalisation,
+    apply_mechanism,
+    load_mechanism,
+)
 from ._heldout import HeldOut
 from ._hierarchy import SUPPRESSED, Hierarchy, as_text, auto_hierarchy, parse_hierarchy_specs
 from ._source import release_source
 
 __all__: list[str] = [
     "CLASSIC_THRESHOLDS",
+    "MECHANISM_FORMAT",
     "SUPPRESSED",
+    "AppliedRelease",
     "AttackResult",
     "ClassicReport",
+    "Generalisation",
     "HeldOut",
     "Hierarchy",
     "LiftBox",
     "ReleaseNotMetWarning",
     "ReleaseResult",
+    "apply_mechanism",
     "as_text",
     "auto_hierarchy",
     "bayes_attack_success",
@@ -32,6 +43,7 @@ __all__: list[str] = [
     "classic_report",
     "find_release",
     "inference_attack",
+    "load_mechanism",
     "parse_hierarchy_specs",
     "release_source",
     "wilson_interval",

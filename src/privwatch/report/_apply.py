@@ -1,8 +1,8 @@
 """Release a new batch of records through a saved generalisation, into a folder.
 
-The file-to-folder counterpart of :func:`~privwatch.report.apply_mechanism` (what
-``privwatch apply`` runs): load and check the saved mechanism, read the new records, release
-them, write ``release.csv`` and ``apply.json`` (all or nothing).
+The file-to-folder counterpart of :meth:`privwatch.release.Generalisation.apply` (what
+``privwatch apply`` runs): load and check the saved generalisation, read the new records,
+release them, write ``release.csv`` and ``apply.json`` (all or nothing).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..audit._stamp import file_sha256
 from ..engines import read_table
 from ..exceptions import ValidationError
-from ._mechanism import AppliedRelease, apply_mechanism, load_mechanism
-from ._stamp import file_sha256
+from ..release import AppliedRelease, Generalisation
 from ._write import check_writable, staged_files
 
 __all__ = ["APPLY_FILES", "AppliedBatch", "apply_saved_mechanism"]
@@ -60,11 +60,13 @@ def apply_saved_mechanism(
 ) -> AppliedBatch:
     """Release the records of the file ``data`` through the saved mechanism, into ``out``.
 
-    The mechanism file (written by :func:`save_mechanism`, or ``privwatch audit
-    --save-mechanism``) is checked before use (:func:`load_mechanism`); the records are read with
-    :func:`privwatch.engines.read_table` and released by :func:`apply_mechanism`: a record whose
-    tuple of (binned) observed values was seen at fit time gets its fitted release, any other
-    record is suppressed (``*`` in every observed column). Written into ``out``:
+    The mechanism file (written by :meth:`Generalisation.save
+    <privwatch.release.Generalisation.save>`, as an audit saves it) is checked before use
+    (:meth:`~privwatch.release.Generalisation.load`); the records are read with
+    :func:`privwatch.engines.read_table` and released by
+    :meth:`~privwatch.release.Generalisation.apply`: a record whose tuple of (binned) observed
+    values was seen at fit time gets its fitted release, any other record is suppressed (``*``
+    in every observed column). Written into ``out``:
 
     - ``release.csv``: the released records, indexed by ``record`` (the input row, 0-based), with
       a column ``unseen``;
@@ -100,14 +102,14 @@ def apply_saved_mechanism(
     Examples
     --------
     >>> import tempfile, pandas as pd
-    >>> from privwatch.report import audit, save_mechanism
     >>> d = Path(tempfile.mkdtemp())
-    >>> df = pd.DataFrame({"s": list("ab") * 50, "x": list("pqrs") * 25})
-    >>> m = save_mechanism(audit(df, "s", ["x"], epsilon=2.0, folds=0, checks=False), d / "m.json")
-    >>> df.to_csv(d / "new.csv", index=False)
+    >>> g = Generalisation(["x"], [["p"], ["q"]], [["p"], ["*"]], sensitive="s",
+    ...                    epsilon=1.0, method="global", status="met")
+    >>> m = g.save(d / "m.json")
+    >>> pd.DataFrame({"x": list("pqr")}).to_csv(d / "new.csv", index=False)
     >>> batch = apply_saved_mechanism(m, d / "new.csv", d / "out")
     >>> batch.summary["n_records"], batch.summary["n_unseen"], [p.name for p in batch.files]
-    (100, 0, ['release.csv', 'apply.json'])
+    (3, 1, ['release.csv', 'apply.json'])
     """
     if not isinstance(overwrite, bool):
         raise ValidationError(f"`overwrite` must be True or False; got {overwrite!r}.")
@@ -118,9 +120,9 @@ def apply_saved_mechanism(
         )
     target = Path(out)
     check_writable(target, overwrite)
-    mech = load_mechanism(mechanism)
+    mech = Generalisation.load(mechanism)
     frame = read_table(data, sep=sep, encoding=encoding)
-    applied = apply_mechanism(mech, frame)
+    applied = mech.apply(frame)
     summary = {
         "mechanism": Path(mechanism).name,
         "mechanism_sha256": file_sha256(mechanism),
@@ -128,9 +130,9 @@ def apply_saved_mechanism(
         "input_sha256": file_sha256(data),
         "n_records": len(frame),
         "n_unseen": applied.n_unseen,
-        "unseen_rule": mech.get("unseen_rule", ""),
-        "fitted_status": mech.get("status"),
-        "epsilon": mech.get("epsilon"),
+        "unseen_rule": mech.unseen_rule,
+        "fitted_status": mech.status,
+        "epsilon": mech.epsilon,
     }
     released = applied.released.assign(unseen=applied.unseen)
     released.index = applied.input_rows
