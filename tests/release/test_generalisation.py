@@ -133,6 +133,22 @@ def test_unseen_and_missing_tuples_are_suppressed_and_counted() -> None:
         g.apply(pd.DataFrame({"b": [1]}))
 
 
+def test_a_missing_value_does_not_change_the_other_records() -> None:
+    # a float column with a missing value: the other records are looked up as without it
+    # (earlier code wrote them as '1.0' then, which the fitted '1' did not match)
+    g = Generalisation(
+        ["a", "f"], [["x", "1"], ["y", "2"]], [["x", "*"], ["*", "2"]], sensitive="s",
+        epsilon=1.0, method="local", status="met",
+    )  # fmt: skip
+    full = pd.DataFrame({"a": ["x", "y", "x"], "f": [1.0, 2.0, 1.0]})
+    holed = full.assign(f=[1.0, 2.0, np.nan])
+    assert g.encode(full).tolist() == [0, 1, 0]
+    assert g.encode(holed).tolist() == [0, 1, g.unseen_code]
+    out = g.apply(holed)
+    assert out.released.to_numpy().tolist() == [["x", "*"], ["*", "2"], ["*", "*"]]
+    assert out.n_unseen == 1
+
+
 def test_a_file_saved_by_the_earlier_code_loads_and_applies_identically(tmp_path: Path) -> None:
     g = Generalisation.load(OLD_FILE)
     assert (g.observed, g.sensitive, g.method, g.status) == (("a", "b", "age"), "s", "local", "met")

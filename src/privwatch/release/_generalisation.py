@@ -58,7 +58,6 @@ __all__ = [
     "load_mechanism",
 ]
 
-_MISSING = "\x00missing"  # stands for a missing value: equal to no fitted value
 _SEP = "\x1f"
 
 
@@ -245,7 +244,9 @@ class Generalisation(FiniteMechanism):
         missing = frame.isna().any(axis=1).to_numpy()
         if self.bins:
             frame = bin_columns(frame.fillna({c: np.nan for c in self.bins}), self.bins)
-        frame = frame.astype(object).where(frame.notna(), _MISSING)
+        # a record with a missing value is unseen (``missing``); its key is never used, and the
+        # text of the other records does not depend on it
+        frame = frame.astype(object)
         pos = self._index.get_indexer(pd.Index(_keys(frame, obs)))
         return np.where((pos < 0) | missing, self.unseen_code, pos).astype(np.int64)
 
