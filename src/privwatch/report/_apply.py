@@ -123,17 +123,30 @@ def apply_saved_mechanism(
     mech = Generalisation.load(mechanism)
     frame = read_table(data, sep=sep, encoding=encoding)
     applied = mech.apply(frame)
-    summary = {
-        "mechanism": Path(mechanism).name,
+    summary = _summary(Path(mechanism), Path(data), mech, applied)
+    _write_batch(target, applied, summary)
+    return AppliedBatch(applied, summary, target, [target / name for name in APPLY_FILES])
+
+
+def _summary(
+    mechanism: Path, data: Path, mech: Generalisation, applied: AppliedRelease
+) -> dict[str, Any]:
+    """The content of ``apply.json``."""
+    return {
+        "mechanism": mechanism.name,
         "mechanism_sha256": file_sha256(mechanism),
-        "input_name": Path(data).name,
+        "input_name": data.name,
         "input_sha256": file_sha256(data),
-        "n_records": len(frame),
+        "n_records": len(applied.input_rows),
         "n_unseen": applied.n_unseen,
         "unseen_rule": mech.unseen_rule,
         "fitted_status": mech.status,
         "epsilon": mech.epsilon,
     }
+
+
+def _write_batch(target: Path, applied: AppliedRelease, summary: dict[str, Any]) -> None:
+    """``release.csv`` and ``apply.json`` into ``target``, both or neither."""
     released = applied.released.assign(unseen=applied.unseen)
     released.index = applied.input_rows
     released.index.name = "record"
@@ -141,4 +154,3 @@ def apply_saved_mechanism(
         released.to_csv(staging / "release.csv")
         text = json.dumps(summary, indent=2)
         (staging / "apply.json").write_text(text, encoding="utf-8")
-    return AppliedBatch(applied, summary, target, [target / name for name in APPLY_FILES])
