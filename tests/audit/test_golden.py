@@ -1,0 +1,78 @@
+"""Golden outputs of ``privwatch audit``: the audit layer's rebuild (issue 31) changes no output.
+
+The goldens were written by the code of commit e9105e3 (before issue 31) with
+``PYTHONPATH=<that commit>/src .venv/bin/python -m tests.audit._golden``; running the same
+command writes them again after a deliberate change of behaviour (say which in the commit).
+
+Cases (``tests/audit/_golden.py``; each is ``python -m privwatch audit ... --out DIR -q`` in a
+child process, default seed, its exit status compared too):
+
+- ``bundled_compas``: ``--dataset compas`` (in memory; epsilon proposed).
+- ``raw_compas``: the raw COMPAS file the package ships (7,214 records, all six race values),
+  ``--sensitive race``, the five shared ARX hierarchies (copied to ``golden/inputs``),
+  ``--epsilon 1``.
+- ``parquet_duckdb``, ``parquet_polars``: a 20,000-record Parquet lake (two files, committed
+  in ``golden/inputs/lake``) counted and labelled in DuckDB and in Polars, ``--epsilon 0.5``.
+- ``stream_neural``: a 3,000-record Parquet lake (two files, row groups of 500) through the
+  streamed neural route, ``--estimator classifier --epsilon 0.3 --folds 2``.
+
+Compared: ``leakage.json``; ``release.csv``, ``scores.csv`` and ``frontier.csv`` byte for byte
+(in-memory route); ``release.parquet`` as CSV of its rows sorted by ``privwatch_row`` (engine
+and streamed routes; an engine writes in its scan order, so the row order is not compared).
+
+Normalised away in ``leakage.json``: the top-level ``stamp`` (input name, hash, shape,
+version, date), ``date``, ``privwatch_version``, ``written`` (the output path) and ``seconds``
+when present; ``source`` (the path or glob given) and each path of ``settings.hierarchies``
+are cut to their file names. Every other value is compared exactly, floats included (each
+case gave bit-identical outputs on two runs on one machine; the streamed route trains on the
+CPU). Keys the new code adds beside the golden ones are allowed (issue 31 gives the engine
+routes' ``leakage.json`` the schema's stamp, settings and summary); a golden key that is
+missing or has another value (or type) fails with its path.
+
+Runtime: about 25 s on two idle cores (the streamed route 11 s; 95 s at load 11), so not ``slow``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ._golden import CASES, first_difference, normalised, read_golden, run_case
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_audit_outputs_equal_the_golden_ones(name: str, tmp_path: Path) -> None:
+    case = CASES[name]
+    golden_status, golden = read_golden(case)
+    status = run_case(case, tmp_path / "out")
+    found = normalised(tmp_path / "out", case.files)
+    assert sorted(found) == sorted(golden), f"{name}: files {sorted(found)}"
+    problems = [
+        f"{name}/{file}: {diff}"
+        for file in sorted(golden)
+        if (diff := first_difference(file, found[file], golden[file])) is not None
+    ]
+    assert not problems, "\n".join(problems)
+    assert status == golden_status, f"{name}: exit status {status}, golden {golden_status}"
+
+
+def test_a_changed_value_is_named_by_file_key_and_row() -> None:
+    """The comparison can fail, and says where: the JSON key path and the CSV row and column."""
+    golden = b'{"a": {"b": [1.5, 2.0]}, "c": "x"}'
+    assert first_difference("leakage.json", golden, golden) is None
+    assert first_difference("leakage.json", b'{"a": {"b": [1.5, 2.0]}, "c": "x", "new": 1}',
+                            golden) is None  # fmt: skip
+    changed = b'{"a": {"b": [1.5, 2.0000000000000004]}, "c": "x"}'
+    assert first_difference("leakage.json", changed, golden) == (
+        "/a/b[1]: got 2.0000000000000004, golden 2.0"
+    )
+    assert first_difference("leakage.json", b'{"a": {"b": [1.5, 2.0]}}', golden) == (
+        "/c: missing (golden 'x')"
+    )
+    csv = b"record,risk\n0,0.5\n1,inf\n"
+    assert first_difference("scores.csv.gz", csv, csv) is None
+    assert first_difference("scores.csv.gz", b"record,risk\n0,0.5\n1,0.7\n", csv) == (
+        "line 3, column 'risk': got '1,0.7', golden '1,inf'"
+    )
+    assert first_difference("scores.csv.gz", csv + b"2,0.1\n", csv) == "4 lines, golden 3"
