@@ -308,3 +308,17 @@ def test_release_source_writes_every_record_through_the_engine(tmp_path: Path) -
     for c in "abc":
         assert written[f"release_{c}"].tolist() == direct.released[c].tolist()
     assert r.information_nats == pytest.approx(direct.information_nats)
+
+
+@pytest.mark.parametrize("confidence", [None, 0.9])
+def test_epsilon_zero_is_not_met_rather_than_a_crash(confidence: float | None) -> None:
+    """At epsilon 0 (or with a credible margin no cell can meet) only the all-``*`` release is
+    left, on every fold too: the release keeps nothing and says so."""
+    df, hier = _random_table(3)
+    with pytest.warns(ReleaseNotMetWarning, match="keeps any information"):
+        r = find_release(
+            df, "s", list("abc"), epsilon=0, hierarchies=hier, folds=4, confidence=confidence
+        )
+    assert not r.satisfied and r.information_nats == 0.0
+    assert r.max_log_lift <= 1e-9 and r.held_out is not None
+    assert set(r.released.stack()) == {"*"}

@@ -249,7 +249,7 @@ def search_global(
     (exactly, for the suppression rule above); at the cap it is the best one found (still a valid
     release), and the caller says so.
 
-    The all-``*`` node (every record in one cell, lift 1 everywhere) is always valid, so a
+    The all-``*`` node (every record in one cell, lift 1 everywhere) is the last resort, so a
     result always exists; it keeps no information.
     """
     m = len(space.hierarchies)
@@ -282,5 +282,15 @@ def search_global(
             break
     if best is None:
         _, best = evaluate_node(space, top, counts, box, max_suppressed)
-        assert best is not None  # the all-* node is always valid
+    if best is None:
+        best = _all_in_one_cell(space, top, counts)
     return best, evaluated
+
+
+def _all_in_one_cell(space: ReleaseSpace, top: tuple[int, ...], counts: FloatArray) -> NodeResult:
+    """The all-``*`` node released as it is, when even it fails the box: only with a
+    ``confidence`` margin (one cell of every fitted record has the prior's shares, lift 1) or
+    on counts other than the prior's (a held-out fold's training folds at epsilon 0)."""
+    n_rows = space.table.codes.shape[0]
+    plan = Plan(np.tile(np.asarray(top, dtype=np.int64), (n_rows, 1)), np.zeros(n_rows, bool))
+    return NodeResult(top, information(space, *space.node_cells(top), counts), 0.0, plan)
