@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import warnings
 from pathlib import Path
 
@@ -10,12 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privwatch import ValidationError
+from privwatch import ValidationError, release
 from privwatch.release import (
     Hierarchy,
     ReleaseNotMetWarning,
     auto_hierarchy,
     find_release,
+    parse_hierarchy_specs,
 )
 from privwatch.release._cells import CountTable, LiftBox
 from privwatch.release._search import ReleaseSpace, evaluate_node, search_global
@@ -150,7 +152,7 @@ def test_impossible_request_is_loud() -> None:
         r = find_release(df, "s", ["x"], epsilon=0.1, max_suppressed=0.0, folds=0)
     assert not r.satisfied and r.information_nats == pytest.approx(0.0)
     assert r.to_dict()["status"] == "not_met" and r.reasons
-    assert any("disclosure positive" in a or "raise epsilon" in a for a in r.alternatives)
+    assert any("`disclosure`='positive'" in a or "raise epsilon" in a for a in r.alternatives)
 
 
 def test_held_out_figures_and_determinism() -> None:
@@ -187,8 +189,17 @@ def test_bad_arguments_name_themselves() -> None:
         find_release(df, "s", ["a"], epsilon=1, max_suppressed=2)
     with pytest.raises(ValidationError, match="folds"):
         find_release(df, "s", ["a"], epsilon=1, folds=1)
-    with pytest.raises(ValidationError, match="not observed"):
+    with pytest.raises(ValidationError, match="`hierarchies` names columns that are not observed"):
         find_release(df, "s", ["a"], epsilon=1, hierarchies={"zz": "f.csv"})
+    with pytest.raises(ValidationError, match="`hierarchies` must look like NAME=VALUE"):
+        parse_hierarchy_specs(["age"])
+
+
+def test_messages_name_parameters_not_command_line_flags() -> None:
+    """The library names its Python parameters (the command line maps them to its flags)."""
+    for path in sorted(Path(release.__file__).parent.glob("*.py")):
+        flags = re.findall(r"--[a-z][a-z-]+", path.read_text(encoding="utf-8"))
+        assert not flags, f"{path.name} names command-line flags {flags}"
 
 
 def test_confidence_margin_trades_information_for_held_out_safety() -> None:

@@ -283,7 +283,7 @@ def find_release(
     reasons: list[str] = []
     if value <= 1e-9:
         reasons.append(
-            f"no release within --max-suppressed {max_suppressed:g} keeps any information at "
+            f"no release within `max_suppressed`={max_suppressed:g} keeps any information at "
             f"epsilon {epsilon:g} ({disclosure}): every record would be released as '*'"
         )
     if held is not None and held.breach_probability_ci[0] > held_out_tolerance:
@@ -459,7 +459,7 @@ def _held_out_alternatives(
         lo, hi = held.breach_probability_ci
         verdict = "within" if lo <= tolerance else "still above"
         out.append(
-            f"epsilon {eps:g} with --disclosure {disc}: keeps {value:.2f} nats; held-out "
+            f"epsilon {eps:g} with `disclosure`='{disc}': keeps {value:.2f} nats; held-out "
             f"breach {held.breach_probability:.1%} (95 % {lo:.1%}-{hi:.1%}), {verdict} "
             f"the tolerance"
         )
@@ -492,7 +492,7 @@ def _alternatives(
         value = information(space, *release_cells(space, plan), total)
         if value > 1e-9:
             out.append(
-                f"allow --max-suppressed {share:g}: keeps {value:.2f} nats at epsilon {epsilon:g}"
+                f"allow `max_suppressed`={share:g}: keeps {value:.2f} nats at epsilon {epsilon:g}"
             )
             break
     if disclosure == "both":
@@ -501,7 +501,7 @@ def _alternatives(
         )
         value = information(space, *release_cells(space, plan), total)
         out.append(
-            f"use --disclosure positive (beliefs may not grow by more than e^epsilon): "
+            f"use `disclosure`='positive' (beliefs may not grow by more than e^epsilon): "
             f"keeps {value:.2f} nats at epsilon {epsilon:g}"
         )
     return out

@@ -134,18 +134,19 @@ class Hierarchy:
             text = p.read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             raise ValidationError(
-                f"--hierarchy for {column!r} must be a readable UTF-8 file; got {str(p)!r} ({exc})."
+                f"`hierarchies` for {column!r} must be a readable UTF-8 file; got {str(p)!r} "
+                f"({exc})."
             ) from None
         lines = [line for line in text.splitlines() if line.strip()]
         if not lines:
-            raise ValidationError(f"--hierarchy file {str(p)!r} for {column!r} is empty.")
+            raise ValidationError(f"the `hierarchies` file {str(p)!r} for {column!r} is empty.")
         sep = ";" if ";" in lines[0] else ","
         rows = [[field.strip() for field in r] for r in csv.reader(lines, delimiter=sep)]
         width = {len(r) for r in rows}
         if len(width) != 1:
             raise ValidationError(
-                f"--hierarchy file {str(p)!r} for {column!r} must have the same number of fields "
-                f"on every line; got {sorted(width)}."
+                f"the `hierarchies` file {str(p)!r} for {column!r} must have the same number of "
+                f"fields on every line; got {sorted(width)}."
             )
         if rows[0][-1] != SUPPRESSED or any(r[-1] != SUPPRESSED for r in rows):
             rows = [[*r, SUPPRESSED] for r in rows]
@@ -232,8 +233,16 @@ def auto_hierarchy(
 
 
 def parse_hierarchy_specs(specs: Sequence[str]) -> dict[str, Path]:
-    """Parse ``COL=FILE`` specs of ``--hierarchy``."""
-    return {col: Path(path) for col, path in check_specs(specs, "--hierarchy")}
+    """Parse ``COL=FILE`` strings into a ``hierarchies`` mapping (see ``find_release``).
+
+    Errors name ``hierarchies``, the parameter the parsed mapping is given to.
+
+    Examples
+    --------
+    >>> parse_hierarchy_specs(["age=hierarchies/age.csv"])["age"].name
+    'age.csv'
+    """
+    return {col: Path(path) for col, path in check_specs(specs, "hierarchies")}
 
 
 def build_hierarchies(
@@ -247,7 +256,7 @@ def build_hierarchies(
     files = dict(files or {})
     unknown = sorted(set(files) - set(observed))
     if unknown:
-        raise ValidationError(f"--hierarchy names columns that are not observed: {unknown}.")
+        raise ValidationError(f"`hierarchies` names columns that are not observed: {unknown}.")
     out: dict[str, Hierarchy] = {}
     for col in observed:
         given = files.get(col)
