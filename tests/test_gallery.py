@@ -50,7 +50,7 @@ def test_committed_record_has_paper_beside_ours(name: str) -> None:
 
 def test_reproduce_refuses_to_overwrite_and_the_package(tmp_path: Path) -> None:
     (tmp_path / "results.json").write_text("{}")
-    with pytest.raises(FileExistsError, match="already holds a results.json"):
+    with pytest.raises(FileExistsError, match="already holds a results.json.*`overwrite=True`"):
         gallery.reproduce("sadeghi2020_watchdog_mc", tmp_path, quick=True)
     assert (tmp_path / "results.json").read_text() == "{}"
     inside = Path(gallery.__file__).parent / "out"
@@ -59,6 +59,21 @@ def test_reproduce_refuses_to_overwrite_and_the_package(tmp_path: Path) -> None:
     assert not inside.exists()
     with pytest.raises(ValueError, match="`name` must be one of"):
         gallery.config("nope")
+
+
+def test_gallery_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m privwatch.gallery`` (its parser lives in ``privwatch.cli``): lists, refuses a
+    run without an output folder (argparse's status 2 and usage), runs into ``--out``."""
+    from privwatch.cli._gallery import main
+
+    assert main(["--list"]) == 0
+    assert "sadeghi2020_watchdog_mc  " in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        main(["errata"])
+    assert exc.value.code == 2 and "--out DIR is required" in capsys.readouterr().err
+    assert main(["errata", "--out", str(tmp_path), "--quick"]) == 0
+    assert f"results in {tmp_path}" in capsys.readouterr().out
+    assert json.loads((tmp_path / "results.json").read_text())["quick"] is True
 
 
 def _agree(name: str, fresh: dict[str, Any]) -> None:

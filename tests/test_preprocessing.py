@@ -44,7 +44,7 @@ def test_bins_on_text_column_refused() -> None:
 def test_parse_bins() -> None:
     assert parse_bins(["a=3", "b=1.5,2"]) == {"a": 3, "b": [1.5, 2.0]}
     for bad in ["a", "=3", "a=", "a=x"]:
-        with pytest.raises(ValidationError, match="`--bins` must look like"):
+        with pytest.raises(ValidationError, match="`bins` must look like"):
             parse_bins([bad])
 
 

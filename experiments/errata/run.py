@@ -10,7 +10,7 @@ Run: python experiments/errata/run.py --out DIR [--quick]
 
 import sys
 
-from privwatch.gallery import main
+from privwatch.cli._gallery import main
 
 if __name__ == "__main__":
     raise SystemExit(main(["errata", *sys.argv[1:]]))

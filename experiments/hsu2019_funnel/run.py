@@ -12,7 +12,7 @@ Run: python experiments/hsu2019_funnel/run.py --out DIR [--quick]
 
 import sys
 
-from privwatch.gallery import main
+from privwatch.cli._gallery import main
 
 if __name__ == "__main__":
     raise SystemExit(main(["hsu2019_funnel", *sys.argv[1:]]))

@@ -13,7 +13,7 @@ Run: python experiments/romanelli2020_gowalla_hits/run.py --out DIR [--quick]
 
 import sys
 
-from privwatch.gallery import main
+from privwatch.cli._gallery import main
 
 if __name__ == "__main__":
     raise SystemExit(main(["romanelli2020_gowalla_hits", *sys.argv[1:]]))

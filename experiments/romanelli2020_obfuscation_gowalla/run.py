@@ -12,7 +12,7 @@ Run: python experiments/romanelli2020_obfuscation_gowalla/run.py --out DIR [--qu
 
 import sys
 
-from privwatch.gallery import main
+from privwatch.cli._gallery import main
 
 if __name__ == "__main__":
     raise SystemExit(main(["romanelli2020_obfuscation_gowalla", *sys.argv[1:]]))

@@ -12,7 +12,7 @@ Run: python experiments/sadeghi2020_watchdog_mc/run.py --out DIR [--quick]
 
 import sys
 
-from privwatch.gallery import main
+from privwatch.cli._gallery import main
 
 if __name__ == "__main__":
     raise SystemExit(main(["sadeghi2020_watchdog_mc", *sys.argv[1:]]))

@@ -12,7 +12,7 @@ Run: python experiments/tripathy2019_gaussian_rate_distortion/run.py --out DIR [
 
 import sys
 
-from privwatch.gallery import main
+from privwatch.cli._gallery import main
 
 if __name__ == "__main__":
     raise SystemExit(main(["tripathy2019_gaussian_rate_distortion", *sys.argv[1:]]))

@@ -11,7 +11,7 @@ Run: python experiments/tripathy2019_gaussian_vector/run.py --out DIR [--quick]
 
 import sys
 
-from privwatch.gallery import main
+from privwatch.cli._gallery import main
 
 if __name__ == "__main__":
     raise SystemExit(main(["tripathy2019_gaussian_vector", *sys.argv[1:]]))

@@ -12,7 +12,7 @@ Run: python experiments/tripathy2019_symmetric_pair/run.py --out DIR [--quick]
 
 import sys
 
-from privwatch.gallery import main
+from privwatch.cli._gallery import main
 
 if __name__ == "__main__":
     raise SystemExit(main(["tripathy2019_symmetric_pair", *sys.argv[1:]]))

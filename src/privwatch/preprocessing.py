@@ -113,7 +113,7 @@ def parse_bins(specs: Sequence[str]) -> dict[str, BinSpec]:
     {'age': [25.0, 45.0], 'priors': 4}
     """
     out: dict[str, BinSpec] = {}
-    for col, rhs in check_specs(specs, "--bins"):
+    for col, rhs in check_specs(specs, "bins"):
         try:
             out[col] = (
                 int(rhs)
@@ -124,7 +124,7 @@ def parse_bins(specs: Sequence[str]) -> dict[str, BinSpec]:
             out[col] = []
         if out[col] == [] or (isinstance(out[col], list) and not np.isfinite(out[col]).all()):
             raise ValidationError(
-                f"`--bins` must look like col=k or col=e1,e2,... with finite edges; "
+                f"`bins` must look like col=k or col=e1,e2,... with finite edges; "
                 f"got {col}={rhs!r}."
             )
     return out
@@ -165,6 +165,7 @@ def check_discrete(
         raise ValidationError(
             "numeric columns with many values must be binned explicitly; got "
             + ", ".join(offenders)
-            + f" (more than max_levels={max_levels}). Bin them, e.g. --bins col=5 or "
-            "--bins col=25,45 on the command line, or privwatch.bin_columns(df, {col: 5})."
+            + f" (more than `max_levels` = {max_levels}). Bin them with `bins`: col=5 (five "
+            "quantile bins) or col=25,45 (cut points); in Python also "
+            "privwatch.bin_columns(df, {col: 5})."
         )

@@ -48,7 +48,8 @@ def test_errors_name_the_cause(tmp_path: Path) -> None:
     latin = tmp_path / "l.csv"
     latin.write_bytes("a,b\n1,é\n".encode("latin-1"))
     with pytest.raises(
-        ValidationError, match="the encoding 'utf-8' cannot decode at offset 6 .*--encoding"
+        ValidationError,
+        match="the encoding 'utf-8' cannot decode at offset 6 .*pass the file's `encoding`",
     ):
         read_table(latin, sep=",")
     assert read_table(latin, encoding="latin-1")["b"].tolist() == ["é"]
@@ -67,7 +68,7 @@ def test_errors_name_the_cause(tmp_path: Path) -> None:
         read_table(bad)
     utf16 = tmp_path / "u.csv"
     utf16.write_bytes("a,b\n1,2\n".encode("utf-16"))
-    with pytest.raises(ValidationError, match="NUL byte"):
+    with pytest.raises(ValidationError, match="NUL byte .*pass `encoding` 'utf-16'"):
         read_table(utf16)
     assert read_table(utf16, encoding="utf-16").shape == (1, 2)
 

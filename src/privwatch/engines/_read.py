@@ -57,8 +57,7 @@ def _check_text(p: Path, encoding: str) -> None:
     if nul >= 0:
         raise ValidationError(
             f"`path` must be a readable CSV or Parquet file; {str(p)!r} is not text: it holds a "
-            f"NUL byte at offset {nul} (a binary file, or UTF-16: pass encoding='utf-16', "
-            "--encoding utf-16 on the command line)."
+            f"NUL byte at offset {nul} (a binary file, or UTF-16: pass `encoding` 'utf-16')."
         )
 
 
@@ -97,7 +96,7 @@ def _check_width(p: Path, sep: str, encoding: str) -> None:
     if width > MAX_COLUMNS:
         raise ValidationError(
             f"`path` must have at most {MAX_COLUMNS:,} columns; the header of {p.name} has "
-            f"{width:,} (separator {sep!r}): check the separator (--sep), or keep the columns "
+            f"{width:,} (separator {sep!r}): check the separator (`sep`), or keep the columns "
             "you audit in a narrower file."
         )
 
@@ -193,8 +192,8 @@ def read_table(
         raise ValidationError(
             f"`path` must be a readable CSV or Parquet file in the encoding {encoding!r}; "
             f"{p.name} is not valid {encoding}: the encoding {encoding!r} cannot decode at offset "
-            f"{offset} ({reason}): pass the file's `encoding` (--encoding on the command line), "
-            "e.g. 'latin-1' or 'cp1252'."
+            f"{offset} ({reason}): pass the file's `encoding`, e.g. "
+            "'latin-1' or 'cp1252'."
         ) from None
     except ImportError as exc:
         raise ValidationError(f"reading {p.name!r} needs an optional package: {exc}") from None

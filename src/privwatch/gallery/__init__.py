@@ -9,8 +9,8 @@ experiment and writes ``results.json`` (the paper's values beside ours) and its 
 folder it is given, nowhere else; it refuses to overwrite an earlier ``results.json``. The
 committed record of each experiment lives in the source checkout under ``experiments/NAME/``.
 
-Command line: ``privwatch reproduce NAME --out DIR [--quick]`` or
-``python -m privwatch.gallery NAME --out DIR [--quick]``.
+From the command line: ``privwatch reproduce NAME``, or ``python -m privwatch.gallery NAME``
+(:mod:`privwatch.cli._gallery`).
 
 Examples
 --------
@@ -22,11 +22,10 @@ True
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
@@ -40,7 +39,6 @@ __all__ = [
     "config",
     "describe",
     "lookup",
-    "main",
     "reproduce",
     "side_by_side",
 ]
@@ -217,7 +215,7 @@ def reproduce(
     if (out_path / "results.json").exists() and not overwrite:
         raise FileExistsError(
             f"`out` already holds a results.json ({out_path}); choose an empty folder or pass "
-            "overwrite=True (--overwrite)."
+            "`overwrite=True`."
         )
     settings = dict(cfg["settings"])
     if quick:
@@ -242,25 +240,3 @@ def reproduce(
     target.write_text(json.dumps(_finite(results), indent=2, default=_json_default) + "\n")
     files = sorted((set(out_path.iterdir()) - before) | {target})
     return Reproduction(name, out_path, results, files)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m privwatch.gallery NAME --out DIR [--quick] [--overwrite]``."""
-    parser = argparse.ArgumentParser(prog="python -m privwatch.gallery", description=__doc__)
-    parser.add_argument("name", nargs="?", help="experiment name (see --list)")
-    parser.add_argument("--out", type=Path, help="output folder (only this folder is written)")
-    parser.add_argument("--quick", action="store_true", help="the config's short settings")
-    parser.add_argument("--overwrite", action="store_true", help="replace out/results.json")
-    parser.add_argument("--list", action="store_true", help="list the experiments")
-    args = parser.parse_args(argv)
-    if args.list or args.name is None:
-        for n in available():
-            print(f"{n}  {describe(n)}")
-        return 0
-    if args.out is None:
-        parser.error("--out DIR is required")
-    rep = reproduce(args.name, args.out, quick=args.quick, overwrite=args.overwrite)
-    for row in rep.results["side_by_side"]:
-        print(f"{row['item']}: paper {row['paper']}, ours {row['ours']}")
-    print(f"results in {rep.out}: {', '.join(p.name for p in rep.files)}")
-    return 0

@@ -1,5 +1,5 @@
-"""``python -m privwatch.gallery NAME --out DIR [--quick]``."""
+"""``python -m privwatch.gallery``: the command line of :mod:`privwatch.cli._gallery`."""
 
-from . import main
+from ..cli._gallery import main
 
 raise SystemExit(main())
