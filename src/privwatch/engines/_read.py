@@ -121,6 +121,32 @@ def _bad_byte(p: Path, encoding: str) -> tuple[int, str] | None:
             done += len(chunk)
 
 
+def _checked_file(path: Any, encoding: str) -> tuple[Path, str]:
+    """``path`` as an existing file of a kind :func:`read_table` reads, with that kind, after
+    checking that ``encoding`` is one Python knows."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValidationError(f"`path` must be a file path; got {type(path).__name__}.")
+    p = Path(path)
+    if not p.exists():
+        raise ValidationError(f"`path` must be an existing file; got {str(path)!r} (not found).")
+    if p.is_dir():
+        raise ValidationError(f"`path` must be a file; got the directory {str(path)!r}.")
+    try:
+        codecs.lookup(encoding)
+    except (LookupError, TypeError):
+        raise ValidationError(
+            "`encoding` must be an encoding Python knows (utf-8, latin-1, cp1252, ...); got "
+            f"{encoding!r}."
+        ) from None
+    kind = _kind(p)
+    if kind is None:
+        raise ValidationError(
+            "`path` must end in .csv, .tsv, .txt, .xlsx, .parquet or .jsonl (text optionally "
+            f"compressed: {', '.join(COMPRESSED)}); got {p.name!r}."
+        )
+    return p, kind
+
+
 def read_table(
     path: str | Path,
     *,
@@ -152,26 +178,7 @@ def read_table(
     >>> read_table(f).shape
     (2, 2)
     """
-    if not isinstance(path, (str, os.PathLike)):
-        raise ValidationError(f"`path` must be a file path; got {type(path).__name__}.")
-    p = Path(path)
-    if not p.exists():
-        raise ValidationError(f"`path` must be an existing file; got {str(path)!r} (not found).")
-    if p.is_dir():
-        raise ValidationError(f"`path` must be a file; got the directory {str(path)!r}.")
-    try:
-        codecs.lookup(encoding)
-    except (LookupError, TypeError):
-        raise ValidationError(
-            "`encoding` must be an encoding Python knows (utf-8, latin-1, cp1252, ...); got "
-            f"{encoding!r}."
-        ) from None
-    kind = _kind(p)
-    if kind is None:
-        raise ValidationError(
-            "`path` must end in .csv, .tsv, .txt, .xlsx, .parquet or .jsonl (text optionally "
-            f"compressed: {', '.join(COMPRESSED)}); got {p.name!r}."
-        )
+    p, kind = _checked_file(path, encoding)
     if kind in ("csv", "jsonl"):
         _check_text(p, encoding)
     try:

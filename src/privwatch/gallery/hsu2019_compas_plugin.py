@@ -81,47 +81,27 @@ def _curve(train: Any, test: Any, settings: dict[str, Any]) -> tuple[list[dict[s
     return rows, (p_tr[:, :n_seen], n_train[:, :n_seen], symbols)
 
 
-def run(settings: dict[str, Any], out: Path) -> dict[str, Any]:
-    """Fit the watchdog over the epsilon grid, draw Fig. 1-2 into ``out``, return the numbers."""
+def _symbols_of(frame: Any, observed: list[str], symbols: dict[str, int]) -> np.ndarray:
+    """The column of ``symbols`` of each record of ``frame`` (every tuple is known)."""
+    keys = frame[observed].astype(str).agg("|".join, axis=1).to_numpy()
+    return np.array([symbols[k] for k in keys])
+
+
+def _first_infinite(curve: dict[str, np.ndarray]) -> float | None:
+    """The smallest epsilon whose training gamma is infinite (None: gamma finite throughout)."""
+    infinite = curve["epsilon"][np.isinf(curve["train_gamma"])]
+    return float(infinite.min()) if len(infinite) else None
+
+
+def _draw_tradeoffs(
+    curve: dict[str, np.ndarray], first_inf: float | None, n_rows: int, out: Path
+) -> None:
+    """Fig. 2: utility against gamma (train and test), and against the merged release's exact
+    I(S;Y) and lift-privacy level."""
     import matplotlib.pyplot as plt
 
-    from ..plotting import plot_lift_scatter, plot_tradeoff, save
+    from ..plotting import plot_tradeoff, save
 
-    df = bin_columns(load_compas(), settings["bins"])
-    order = np.random.default_rng(settings["seed"]).permutation(len(df))
-    n_train = round(settings["train_fraction"] * len(df))
-    train, test = df.iloc[order[:n_train]], df.iloc[order[n_train:]]
-    rows, (p_tr, n_tr, symbols) = _curve(train, test, settings)
-    eps_s = settings["scatter_epsilon"]
-    keep_s = wd.partition(p_tr, eps_s)
-    opt = wd.optimal_epsilon(p_tr, eps_s)
-    curve = {k: np.array([r[k] for r in rows]) for k in rows[0]}
-    infinite = curve["epsilon"][np.isinf(curve["train_gamma"])]
-    first_inf = float(infinite.min()) if len(infinite) else None
-    keys = train[settings["observed"]].astype(str).agg("|".join, axis=1).to_numpy()
-    cols_tr = np.array([symbols[k] for k in keys])
-    keys_te = test[settings["observed"]].astype(str).agg("|".join, axis=1).to_numpy()
-    cols_te = np.array([symbols[k] for k in keys_te])
-    keep_ext = np.concatenate([keep_s, np.zeros(len(symbols) - len(keep_s), dtype=bool)])
-    results = {
-        "n_records": len(df),
-        "n_train": len(train),
-        "n_test": len(test),
-        "n_observed_symbols_train": int(p_tr.shape[1]),
-        "fraction_symbols_with_fewer_than_5_train_records": float(np.mean(n_tr.sum(axis=0) < 5)),
-        "train_mutual_information_plugin": mutual_information(p_tr),
-        "smallest_epsilon_with_infinite_gamma_train": first_inf,
-        "best_utility_minus_gamma_epsilon": float(
-            curve["epsilon"][np.argmax(curve["train_utility"] - curve["train_gamma"])]
-        ),
-        "at_scatter_epsilon": {
-            "epsilon": eps_s,
-            "train_flagged_fraction": float(np.mean(~keep_ext[cols_tr])),
-            "test_flagged_fraction": float(np.mean(~keep_ext[cols_te])),
-            "optimal_epsilon": opt.to_dict(),
-        },
-        "curve": rows,
-    }
     ax = plot_tradeoff(
         {
             "train": (curve["train_gamma"], curve["train_utility"]),
@@ -152,18 +132,62 @@ def run(settings: dict[str, Any], out: Path) -> dict[str, Any]:
         xlabel="exact lift-privacy level of the merged release, nats",
         ax=right,
     )
-    right.set_title(f"train only: on test the level is inf for {n_inf}/{len(rows)} epsilons")
+    right.set_title(f"train only: on test the level is inf for {n_inf}/{n_rows} epsilons")
     save(fig, out / "fig2_tradeoff_realized.png")
+
+
+def _draw_lift_scatter(p_tr: np.ndarray, cols_tr: np.ndarray, eps: float, out: Path) -> None:
+    """Fig. 1: the plug-in log-lift pair of every training record (records with -inf left out)."""
+    from ..plotting import plot_lift_scatter, save
+
     with np.errstate(divide="ignore"):
         ll = log_lift(p_tr)[:, cols_tr].T  # one row per training record
     finite = np.isfinite(ll).all(axis=1)
     ax = plot_lift_scatter(
         ll[finite],
-        epsilon=eps_s,
+        epsilon=eps,
         labels=("i(S=0 African-American, x)", "i(S=1 Caucasian, x)"),
     )
     ax.set_title(
         f"COMPAS train, plug-in log-lift\n({int((~finite).sum())} records with -inf omitted)"
     )
     save(ax, out / "fig1_lift_scatter.png")
+
+
+def run(settings: dict[str, Any], out: Path) -> dict[str, Any]:
+    """Fit the watchdog over the epsilon grid, draw Fig. 1-2 into ``out``, return the numbers."""
+    df = bin_columns(load_compas(), settings["bins"])
+    order = np.random.default_rng(settings["seed"]).permutation(len(df))
+    n_train = round(settings["train_fraction"] * len(df))
+    train, test = df.iloc[order[:n_train]], df.iloc[order[n_train:]]
+    rows, (p_tr, n_tr, symbols) = _curve(train, test, settings)
+    eps_s = settings["scatter_epsilon"]
+    keep_s = wd.partition(p_tr, eps_s)
+    opt = wd.optimal_epsilon(p_tr, eps_s)
+    curve = {k: np.array([r[k] for r in rows]) for k in rows[0]}
+    first_inf = _first_infinite(curve)
+    cols_tr = _symbols_of(train, settings["observed"], symbols)
+    cols_te = _symbols_of(test, settings["observed"], symbols)
+    keep_ext = np.concatenate([keep_s, np.zeros(len(symbols) - len(keep_s), dtype=bool)])
+    results = {
+        "n_records": len(df),
+        "n_train": len(train),
+        "n_test": len(test),
+        "n_observed_symbols_train": int(p_tr.shape[1]),
+        "fraction_symbols_with_fewer_than_5_train_records": float(np.mean(n_tr.sum(axis=0) < 5)),
+        "train_mutual_information_plugin": mutual_information(p_tr),
+        "smallest_epsilon_with_infinite_gamma_train": first_inf,
+        "best_utility_minus_gamma_epsilon": float(
+            curve["epsilon"][np.argmax(curve["train_utility"] - curve["train_gamma"])]
+        ),
+        "at_scatter_epsilon": {
+            "epsilon": eps_s,
+            "train_flagged_fraction": float(np.mean(~keep_ext[cols_tr])),
+            "test_flagged_fraction": float(np.mean(~keep_ext[cols_te])),
+            "optimal_epsilon": opt.to_dict(),
+        },
+        "curve": rows,
+    }
+    _draw_tradeoffs(curve, first_inf, len(rows), out)
+    _draw_lift_scatter(p_tr, cols_tr, eps_s, out)
     return results

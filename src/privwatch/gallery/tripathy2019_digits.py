@@ -76,91 +76,83 @@ def run(cfg: dict[str, Any], out: Path) -> dict[str, Any]:
         return _run(cfg, out)
 
 
-def _run(cfg: dict[str, Any], out: Path) -> dict[str, Any]:
-    import matplotlib.pyplot as plt
+def _ppan(cfg: dict[str, Any], n_pix: int, lam: float, gamma: float) -> PPAN:
+    """The unfitted PPAN of one (lambda, gamma) point, its networks initialised from torch's
+    global generator seeded with ``cfg["seed"]``: a tanh mechanism with a sigmoid output, a
+    categorical adversary, and (gamma > 0) a realism discriminator."""
+    torch.manual_seed(cfg["seed"])
+    mech = SeedNoiseMechanism(n_pix, n_pix, hidden=cfg["hidden"], noise_dim=cfg["noise_dim"])
+    mech.net = torch.nn.Sequential(
+        *[torch.nn.Tanh() if isinstance(m, torch.nn.ReLU) else m for m in mech.net],
+        torch.nn.Sigmoid(),
+    )
+    adv = CategoricalAdversary(n_pix, 10, hidden=cfg["hidden"])
+    disc = None
+    if gamma:
+        disc = torch.nn.Sequential(
+            torch.nn.Linear(n_pix, cfg["discriminator_hidden"]),
+            torch.nn.Tanh(),
+            torch.nn.Linear(cfg["discriminator_hidden"], 1),
+            torch.nn.Sigmoid(),
+        )
+    return PPAN(
+        mech,
+        adv,
+        mean_pixel_ce,
+        lam=lam,
+        discriminator=disc,
+        gamma=gamma,
+        rng=cfg["seed"],
+        **cfg["ppan"],
+    )
+
+
+def _distortion(y: np.ndarray, z: np.ndarray) -> float:
+    """Mean pixel cross entropy of the releases ``z`` of the images ``y``."""
+    return float(
+        np.mean(-(y * np.log(np.clip(z, 1e-6, 1)) + (1 - y) * np.log(np.clip(1 - z, 1e-6, 1))))
+    )
+
+
+def _point(
+    cfg: dict[str, Any], data: Any, h_x: float, lam: float, gamma: float
+) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
+    """Fit the PPAN of one (lambda, gamma) point; its row of numbers on the test images, and its
+    releases of the training and the test images."""
     from sklearn.neural_network import MLPClassifier
+
+    ppan = _ppan(cfg, data.train.shape[1], lam, gamma)
+    t0 = time.perf_counter()
+    ppan.fit(data.train, data.train_sensitive, data.train)
+    seconds = time.perf_counter() - t0
+    z_test = ppan.release(data.test, rng=1)
+    z_train = ppan.release(data.train, rng=2)
+    with torch.no_grad():
+        logp = ppan.adversary_.log_posterior(torch.as_tensor(z_test, dtype=torch.float32))
+    adv_acc = float((logp.argmax(1).numpy() == data.test_sensitive).mean())
+    fresh = MLPClassifier((128,), max_iter=400, random_state=0).fit(z_train, data.train_sensitive)
+    fresh_acc = float(fresh.score(z_test, data.test_sensitive))
+    log_q = ppan.evaluate(data.test, data.test_sensitive, data.test)["log_likelihood"]
+    row = {
+        "lambda": lam,
+        "distortion": _distortion(data.test, z_test),
+        "adversary_accuracy": adv_acc,
+        "fresh_attacker_accuracy": fresh_acc,
+        "mi_estimate": max(0.0, h_x + log_q),
+        "seconds": seconds,
+    }
+    return row, z_train, z_test
+
+
+def _draw_tradeoff(
+    results: dict[str, Any], cfg: dict[str, Any], majority: float, out: Path
+) -> None:
+    """Fig. 8: digit accuracy of the PPAN adversary and of a fresh attacker, and the variational
+    I(X;Z), against the distortion, one curve per gamma."""
+    import matplotlib.pyplot as plt
 
     from ..plotting import save
 
-    torch.set_num_threads(1)
-    data = load_digit_images(cfg["mnist_dir"], rng=cfg["seed"])
-    n_pix = data.train.shape[1]
-    counts = np.bincount(data.test_sensitive, minlength=10) / len(data.test_sensitive)
-    h_x = float(-(counts[counts > 0] * np.log(counts[counts > 0])).sum())
-    show = np.concatenate(
-        [np.flatnonzero(data.test_sensitive == d)[:1] for d in range(cfg["n_show"])]
-    )
-    results: dict[str, Any] = {"n_train": len(data.train), "n_test": len(data.test)}
-    grids: dict[float, list[np.ndarray]] = {}
-    fig7: tuple[Any, Any, float] | None = None
-    for gamma in cfg["gammas"]:
-        rows = []
-        grids[gamma] = [data.test[show]]
-        for lam in cfg["lambdas"]:
-            torch.manual_seed(cfg["seed"])
-            mech = SeedNoiseMechanism(
-                n_pix, n_pix, hidden=cfg["hidden"], noise_dim=cfg["noise_dim"]
-            )
-            mech.net = torch.nn.Sequential(
-                *[torch.nn.Tanh() if isinstance(m, torch.nn.ReLU) else m for m in mech.net],
-                torch.nn.Sigmoid(),
-            )
-            adv = CategoricalAdversary(n_pix, 10, hidden=cfg["hidden"])
-            disc = None
-            if gamma:
-                disc = torch.nn.Sequential(
-                    torch.nn.Linear(n_pix, cfg["discriminator_hidden"]),
-                    torch.nn.Tanh(),
-                    torch.nn.Linear(cfg["discriminator_hidden"], 1),
-                    torch.nn.Sigmoid(),
-                )
-            t0 = time.perf_counter()
-            ppan = PPAN(
-                mech,
-                adv,
-                mean_pixel_ce,
-                lam=lam,
-                discriminator=disc,
-                gamma=gamma,
-                rng=cfg["seed"],
-                **cfg["ppan"],
-            ).fit(data.train, data.train_sensitive, data.train)
-            seconds = time.perf_counter() - t0
-            z_test = ppan.release(data.test, rng=1)
-            z_train = ppan.release(data.train, rng=2)
-            with torch.no_grad():
-                logp = ppan.adversary_.log_posterior(torch.as_tensor(z_test, dtype=torch.float32))
-            adv_acc = float((logp.argmax(1).numpy() == data.test_sensitive).mean())
-            fresh = MLPClassifier((128,), max_iter=400, random_state=0).fit(
-                z_train, data.train_sensitive
-            )
-            fresh_acc = float(fresh.score(z_test, data.test_sensitive))
-            log_q = ppan.evaluate(data.test, data.test_sensitive, data.test)["log_likelihood"]
-            dist = float(
-                np.mean(
-                    -(
-                        data.test * np.log(np.clip(z_test, 1e-6, 1))
-                        + (1 - data.test) * np.log(np.clip(1 - z_test, 1e-6, 1))
-                    )
-                )
-            )
-            rows.append(
-                {
-                    "lambda": lam,
-                    "distortion": dist,
-                    "adversary_accuracy": adv_acc,
-                    "fresh_attacker_accuracy": fresh_acc,
-                    "mi_estimate": max(0.0, h_x + log_q),
-                    "seconds": seconds,
-                }
-            )
-            grids[gamma].append(z_test[show])
-            if gamma == 0 and lam == cfg["fig7_lambda"]:
-                fig7 = (z_train, z_test, fresh_acc)
-        results[f"gamma={gamma}"] = rows
-    if fig7 is not None:
-        results["fig7"] = _fig7(data, *fig7, cfg, out)
-    # Fig. 8: tradeoff
     fig, ax = plt.subplots(1, 2, figsize=(11, 4))
     for gamma in cfg["gammas"]:
         rows = results[f"gamma={gamma}"]
@@ -178,7 +170,7 @@ def _run(cfg: dict[str, Any], out: Path) -> dict[str, Any]:
             label=f"fresh attacker, gamma={gamma:g}",
         )
         ax[1].plot(d, [r["mi_estimate"] for r in rows], "o-", label=f"gamma={gamma:g}")
-    ax[0].axhline(counts.max(), color="grey", ls=":", label="majority guess")
+    ax[0].axhline(majority, color="grey", ls=":", label="majority guess")
     ax[0].set_xlabel("mean pixel cross entropy (test)")
     ax[0].set_ylabel("digit accuracy on releases (test)")
     ax[0].legend(fontsize=7)
@@ -186,18 +178,53 @@ def _run(cfg: dict[str, Any], out: Path) -> dict[str, Any]:
     ax[1].set_ylabel("H(X) + E log Q(X|Z) (nats, test)")
     ax[1].legend(fontsize=7)
     save(fig, out / "tradeoff.png")
-    # Fig. 9: releases over lambda
+
+
+def _draw_releases(
+    grids: dict[float, list[np.ndarray]], side: int, cfg: dict[str, Any], out: Path
+) -> None:
+    """Fig. 9: per gamma, the shown test images (first row) and their releases over lambda."""
+    import matplotlib.pyplot as plt
+
+    from ..plotting import save
+
     for gamma, rows_img in grids.items():
-        fig, axes = plt.subplots(
-            len(rows_img), len(show), figsize=(1.1 * len(show), 1.1 * len(rows_img))
-        )
+        n_show = len(rows_img[0])
+        fig, axes = plt.subplots(len(rows_img), n_show, figsize=(1.1 * n_show, 1.1 * len(rows_img)))
         for i, imgs in enumerate(rows_img):
             for j, img in enumerate(imgs):
-                axes[i, j].imshow(img.reshape(data.side, data.side), cmap="gray_r", vmin=0, vmax=1)
+                axes[i, j].imshow(img.reshape(side, side), cmap="gray_r", vmin=0, vmax=1)
                 axes[i, j].set_xticks([])
                 axes[i, j].set_yticks([])
             label = "original" if i == 0 else f"λ={cfg['lambdas'][i - 1]:g}"
             axes[i, 0].set_ylabel(label, fontsize=7)
         fig.suptitle(f"test releases, gamma = {gamma:g}", fontsize=9)
         save(fig, out / f"releases_gamma{gamma:g}.png")
+
+
+def _run(cfg: dict[str, Any], out: Path) -> dict[str, Any]:
+    torch.set_num_threads(1)
+    data = load_digit_images(cfg["mnist_dir"], rng=cfg["seed"])
+    counts = np.bincount(data.test_sensitive, minlength=10) / len(data.test_sensitive)
+    h_x = float(-(counts[counts > 0] * np.log(counts[counts > 0])).sum())
+    show = np.concatenate(
+        [np.flatnonzero(data.test_sensitive == d)[:1] for d in range(cfg["n_show"])]
+    )
+    results: dict[str, Any] = {"n_train": len(data.train), "n_test": len(data.test)}
+    grids: dict[float, list[np.ndarray]] = {}
+    fig7: tuple[Any, Any, float] | None = None
+    for gamma in cfg["gammas"]:
+        rows = []
+        grids[gamma] = [data.test[show]]
+        for lam in cfg["lambdas"]:
+            row, z_train, z_test = _point(cfg, data, h_x, lam, gamma)
+            rows.append(row)
+            grids[gamma].append(z_test[show])
+            if gamma == 0 and lam == cfg["fig7_lambda"]:
+                fig7 = (z_train, z_test, row["fresh_attacker_accuracy"])
+        results[f"gamma={gamma}"] = rows
+    if fig7 is not None:
+        results["fig7"] = _fig7(data, *fig7, cfg, out)
+    _draw_tradeoff(results, cfg, counts.max(), out)
+    _draw_releases(grids, data.side, cfg, out)
     return results

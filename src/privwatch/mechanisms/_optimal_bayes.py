@@ -103,6 +103,25 @@ def _check_inputs(
     return pmf, d, L
 
 
+def _solver(p: NDArray[np.float64], d: NDArray[np.float64], method: str) -> str:
+    """``"direct"`` or ``"column_generation"``: ``method``, checked, with ``"auto"`` resolved
+    (column generation when every location carries one user and the direct LP would exceed
+    20,000 variables)."""
+    if method not in ("auto", "direct", "column_generation"):
+        raise ValidationError(
+            f"`method` must be 'auto', 'direct' or 'column_generation'; got {method!r}."
+        )
+    single_user = bool(((p > 0).sum(axis=0) <= 1).all())
+    if method == "column_generation" and not single_user:
+        raise ValidationError(
+            "`p` must have at most one positive entry per observed value (column) for "
+            "method='column_generation'; use method='direct'."
+        )
+    if method == "auto":
+        return "column_generation" if single_user and d.size > 20_000 else "direct"
+    return method
+
+
 def optimal_bayes_mechanism(
     p: ArrayLike,
     distance: ArrayLike,
@@ -163,19 +182,7 @@ def optimal_bayes_mechanism(
     (0.4, 40.0, True)
     """
     p, d, L = _check_inputs(p, distance, budget)
-    if method not in ("auto", "direct", "column_generation"):
-        raise ValidationError(
-            f"`method` must be 'auto', 'direct' or 'column_generation'; got {method!r}."
-        )
-    single_user = bool(((p > 0).sum(axis=0) <= 1).all())
-    if method == "column_generation" and not single_user:
-        raise ValidationError(
-            "`p` must have at most one positive entry per observed value (column) for "
-            "method='column_generation'; use method='direct'."
-        )
-    if method == "auto":
-        method = "column_generation" if single_user and d.size > 20_000 else "direct"
-    if method == "direct":
+    if _solver(p, d, method) == "direct":
         return _direct(p, d, L)
     return _colgen(
         p,
