@@ -8,7 +8,6 @@ released cell y (``disclosure="both"``, Hsu et al. Def. 1) or only log p(s|y)/p(
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,13 +17,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import check_nonnegative, check_positive_int, check_probability
+from .._validation import check_positive_int, check_probability
 from ..engines import fold_of
 from ..exceptions import PrivwatchError, ValidationError
-from ._cells import DISCLOSURES, CountTable, LiftBox, cell_counts, first_rows, group_rows
+from ._cells import CountTable, LiftBox, cell_counts, first_rows, group_rows
 from ._heldout import HeldOut, held_out_check
 from ._hierarchy import Hierarchy, build_hierarchies
 from ._local import refine_locally
+from ._options import SearchOptions
 from ._search import (
     Plan,
     ReleaseSpace,
@@ -104,23 +104,24 @@ class ReleaseResult:
 
 
 class _Fitter:
-    """Search (global, then local refinement) at one epsilon on given counts."""
+    """Search (global, then local refinement) with one set of options on given counts.
 
-    def __init__(
-        self,
-        space: ReleaseSpace,
-        table: CountTable,
-        epsilon: float,
-        disclosure: str,
-        max_suppressed: float,
-        local: bool,
-        confidence: float | None = None,
-        max_nodes: int = 200,
-    ) -> None:
-        self.space, self.table, self.local = space, table, local
-        self.max_suppressed = max_suppressed
-        self.max_nodes = max_nodes
-        self.box = LiftBox(table.total().sum(0), table.marginals(), epsilon, disclosure, confidence)
+    Every search behind a release (the release, its held-out folds, the frontier, the
+    alternatives) is one of these, built from a whole :class:`SearchOptions`.
+    """
+
+    def __init__(self, space: ReleaseSpace, table: CountTable, options: SearchOptions) -> None:
+        self.space, self.table, self.options = space, table, options
+        self.local = options.local
+        self.max_suppressed = options.max_suppressed
+        self.max_nodes = options.max_nodes
+        self.box = LiftBox(
+            table.total().sum(0),
+            table.marginals(),
+            options.epsilon,
+            options.disclosure,
+            options.confidence,
+        )
 
     def fit(self, counts: np.ndarray) -> tuple[Plan, float, float | None, int, tuple[int, ...]]:
         best, evaluated = search_global(
@@ -150,13 +151,7 @@ class _Fitter:
         return self.fit(counts)[0]
 
 
-def _check_args(epsilon: float, disclosure: str, max_suppressed: float, folds: int) -> None:
-    check_nonnegative(epsilon, "epsilon")
-    if not math.isfinite(epsilon):
-        raise ValidationError(f"`epsilon` must be finite; got {epsilon!r}.")
-    if disclosure not in DISCLOSURES:
-        raise ValidationError(f"`disclosure` must be one of {DISCLOSURES}; got {disclosure!r}.")
-    check_probability(max_suppressed, "max_suppressed")
+def _check_folds(folds: int) -> None:
     if folds != 0:
         check_positive_int(folds, "folds")
         if folds < 2:
@@ -218,8 +213,17 @@ def find_release(
     >>> r.satisfied, r.max_log_lift <= 0.5
     (True, True)
     """
+    options = SearchOptions(
+        epsilon=epsilon,
+        disclosure=disclosure,
+        max_suppressed=max_suppressed,
+        local=local,
+        confidence=confidence,
+        max_nodes=max_nodes,
+        useful=useful,
+    )
     sens = [sensitive] if isinstance(sensitive, str) else list(sensitive)
-    _check_args(epsilon, disclosure, max_suppressed, folds)
+    _check_folds(folds)
     check_probability(held_out_tolerance, "held_out_tolerance")
     missing_cols = [
         c for c in [*sens, *observed, *([useful] if useful else [])] if c not in frame.columns
@@ -250,9 +254,7 @@ def find_release(
     )
     space = ReleaseSpace(table, hier)
     total = table.total()
-    fitter = _Fitter(
-        space, table, epsilon, disclosure, max_suppressed, local, confidence, max_nodes
-    )
+    fitter = _Fitter(space, table, options)
     plan, info_global, info_local, evaluated, node = fitter.fit(total)
     box = fitter.box
     cell_of, n_cells = release_cells(space, plan)
@@ -300,23 +302,16 @@ def find_release(
         table,
         total,
         grid,
-        disclosure,
-        max_suppressed,
-        local,
-        confidence,
-        known=(float(epsilon), (plan, info_global, info_local, evaluated, node)),
+        options,
+        known=(options.epsilon, (plan, info_global, info_local, evaluated, node)),
     )
     alternatives: list[str] = []
     if not suggest:
         pass
     elif value <= 1e-9:
-        alternatives = _alternatives(
-            space, table, total, epsilon, disclosure, max_suppressed, frontier, local
-        )
+        alternatives = _alternatives(space, table, total, options, frontier)
     elif reasons and held is not None:
-        alternatives = _held_out_alternatives(
-            space, table, epsilon, disclosure, max_suppressed, local, held_out_tolerance, rng
-        )
+        alternatives = _held_out_alternatives(space, table, options, held_out_tolerance, rng)
     result = ReleaseResult(
         satisfied=not reasons,
         reasons=reasons,
@@ -410,18 +405,16 @@ def _frontier(
     table: CountTable,
     total: np.ndarray,
     grid: Sequence[float],
-    disclosure: str,
-    max_suppressed: float,
-    local: bool,
-    confidence: float | None = None,
+    options: SearchOptions,
     known: tuple[float, tuple[Plan, float, float | None, int, tuple[int, ...]]] | None = None,
 ) -> list[dict[str, Any]]:
+    """One point per epsilon of ``grid``: the release at that epsilon with the user's options."""
     out = []
     for eps in grid:
         if known is not None and float(eps) == known[0]:  # the release itself: no second search
             plan, info_g, info_l, _, _ = known[1]
         else:
-            f = _Fitter(space, table, float(eps), disclosure, max_suppressed, local, confidence)
+            f = _Fitter(space, table, options.replace(epsilon=float(eps)))
             plan, info_g, info_l, _, _ = f.fit(total)
         out.append(
             {
@@ -439,21 +432,19 @@ def _frontier(
 def _held_out_alternatives(
     space: ReleaseSpace,
     table: CountTable,
-    epsilon: float,
-    disclosure: str,
-    max_suppressed: float,
-    local: bool,
+    options: SearchOptions,
     tolerance: float,
     rng: int,
-    confidence: float | None = None,
 ) -> list[str]:
-    """Settings whose held-out breach is lower: a larger epsilon, or one-sided disclosure."""
-    tries = [(epsilon * f, disclosure) for f in (1.5, 2.0, 3.0)]
-    if disclosure == "both":
-        tries.insert(0, (epsilon, "positive"))
+    """Settings whose held-out breach is lower: a larger epsilon, or one-sided disclosure;
+    every other option is the user's."""
+    tries = [options.replace(epsilon=options.epsilon * f) for f in (1.5, 2.0, 3.0)]
+    if options.disclosure == "both":
+        tries.insert(0, options.replace(disclosure="positive"))
     out = []
-    for eps, disc in tries:
-        f = _Fitter(space, table, eps, disc, max_suppressed, local, confidence)
+    for tried in tries:
+        eps, disc = tried.epsilon, tried.disclosure
+        f = _Fitter(space, table, tried)
         held = held_out_check(space, table, f.plan, f.box, rng=np.random.default_rng(rng))
         value = information(space, *release_cells(space, f.plan(table.total())), table.total())
         lo, hi = held.breach_probability_ci
@@ -470,13 +461,12 @@ def _alternatives(
     space: ReleaseSpace,
     table: CountTable,
     total: np.ndarray,
-    epsilon: float,
-    disclosure: str,
-    max_suppressed: float,
+    options: SearchOptions,
     frontier: list[dict[str, Any]],
-    local: bool,
-    confidence: float | None = None,
 ) -> list[str]:
+    """For a release that keeps nothing: a larger epsilon, a larger suppression limit, or
+    one-sided disclosure; every other option is the user's."""
+    epsilon = options.epsilon
     out = []
     ok = [p for p in frontier if p["information_nats"] > 1e-9]
     if ok:
@@ -486,19 +476,17 @@ def _alternatives(
             f"with {p['suppressed_share']:.1%} of the records suppressed"
         )
     for share in (0.1, 0.2, 0.3, 0.5):
-        if share <= max_suppressed:
+        if share <= options.max_suppressed:
             continue
-        plan = _Fitter(space, table, epsilon, disclosure, share, local, confidence).plan(total)
+        plan = _Fitter(space, table, options.replace(max_suppressed=share)).plan(total)
         value = information(space, *release_cells(space, plan), total)
         if value > 1e-9:
             out.append(
                 f"allow `max_suppressed`={share:g}: keeps {value:.2f} nats at epsilon {epsilon:g}"
             )
             break
-    if disclosure == "both":
-        plan = _Fitter(space, table, epsilon, "positive", max_suppressed, local, confidence).plan(
-            total
-        )
+    if options.disclosure == "both":
+        plan = _Fitter(space, table, options.replace(disclosure="positive")).plan(total)
         value = information(space, *release_cells(space, plan), total)
         out.append(
             f"use `disclosure`='positive' (beliefs may not grow by more than e^epsilon): "
