@@ -49,7 +49,7 @@ CROSS_ARGUMENT = {
     "mechanisms.optimal_privacy_mechanism[distance=huge-counts]": "budget",
 }
 
-#: Results where NaN is the documented convention (log-lift outside the support: DESIGN.md and
+#: Results where NaN is the documented convention (log-lift outside the support: docs/architecture.md and
 #: ``tests/measures/test_textbook.py::test_support_convention_nan_outside``).
 DOCUMENTED_NAN = {"measures.subset_log_lift[mask=zeros]"}
 

@@ -1,8 +1,12 @@
 """privwatch: information-theoretic privacy of data releases.
 
 Measure leakage of a sensitive attribute (:mod:`privwatch.measures`), hold a joint pmf with its
-labels (:class:`Joint`), and preprocess tables (:func:`bin_columns`).
+labels (:class:`Joint`), and preprocess tables (:func:`bin_columns`); audit a table with
+:func:`privwatch.audit.run` and an :class:`AuditSpec` (imported on first use: the audit loads
+the estimators, and with them PyTorch).
 """
+
+from typing import Any
 
 from . import measures, watchdog
 from .exceptions import (
@@ -20,6 +24,7 @@ from .watchdog import Watchdog
 __version__ = "0.1.0"
 
 __all__ = [
+    "AuditSpec",
     "Joint",
     "MemoryBudgetError",
     "NotFittedError",
@@ -29,7 +34,18 @@ __all__ = [
     "ValidationError",
     "Watchdog",
     "__version__",
+    "audit",
     "bin_columns",
     "measures",
     "watchdog",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``privwatch.audit`` and ``privwatch.AuditSpec``, imported on first use."""
+    if name in ("audit", "AuditSpec"):
+        import importlib
+
+        module = importlib.import_module(".audit", __name__)
+        return module if name == "audit" else module.AuditSpec
+    raise AttributeError(f"module 'privwatch' has no attribute {name!r}")

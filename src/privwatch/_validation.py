@@ -257,8 +257,8 @@ def check_base(base: Any) -> float | None:
 
 
 def check_specs(specs: Any, name: str) -> list[tuple[str, str]]:
-    """``NAME=VALUE`` option strings (``--bins age=3``) as ``(NAME, VALUE)`` pairs, both
-    non-empty; ``name`` is the option the messages name (``--bins``)."""
+    """``NAME=VALUE`` option strings (``age=3``) as ``(NAME, VALUE)`` pairs, both
+    non-empty; ``name`` is the option the messages name (``bins``)."""
     if isinstance(specs, str) or not isinstance(specs, (list, tuple)):
         raise ValidationError(
             f"`{name}` must be a list of NAME=VALUE strings; got {short_repr(specs)}."

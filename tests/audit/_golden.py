@@ -126,6 +126,66 @@ def _normalise_json(doc: Any, top: bool = True) -> Any:
     return doc
 
 
+#: Where the one ``leakage.json`` schema (issue 31) keeps what the engine and streamed routes
+#: wrote at the top level before: old key -> path in the new document.
+MOVED = {
+    "engine": {
+        "engine_reason": ("route_reason",),
+        "source": ("stamp", "input_name"),
+        "n_records": ("summary", "n_records"),
+        "n_observed_tuples": ("summary", "n_observed_symbols"),
+    },
+    "stream": {
+        "source": ("stamp", "input_name"),
+        "n_records": ("summary", "n_records"),
+        "sensitive_counts": ("summary", "sensitive_counts"),
+        "n_flagged": ("summary", "n_flagged"),
+        "mutual_information_estimate": ("before", "mutual_information_estimate"),
+    },
+}
+
+
+def as_before(doc: Any) -> Any:
+    """A leakage.json of the rebuilt audit in the terms the goldens were written in.
+
+    - keys the engine and streamed routes wrote at the top level are read from where the one
+      schema keeps them (:data:`MOVED`); the streamed route was called ``engine-neural``;
+    - library messages name parameters in backticks (`max_suppressed`), which the command line
+      prints as flags: every string is passed through the CLI's one translation table
+      (:func:`privwatch.cli._flags.to_flags`), as the goldens hold the flag form;
+    - ``warnings`` are compared as a sorted list (the engine route wrote them sorted).
+    A document without ``summary`` on those routes (the old shape) is returned as it is.
+    """
+    from privwatch.cli._flags import to_flags
+
+    if not isinstance(doc, dict):
+        return doc
+    route = doc.get("route")
+    if route in MOVED and "summary" in doc:
+        doc = dict(doc)
+        for key, where in MOVED[route].items():
+            value: Any = doc
+            for part in where:
+                value = value[part]
+            doc[key] = value
+        if route == "stream":
+            doc["route"] = "engine-neural"
+    doc = _strings(doc, to_flags)
+    if isinstance(doc.get("warnings"), list):
+        doc["warnings"] = sorted(doc["warnings"], key=lambda w: (w["category"], w["message"]))
+    return doc
+
+
+def _strings(value: Any, f: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return f(value)
+    if isinstance(value, dict):
+        return {k: _strings(v, f) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strings(v, f) for v in value]
+    return value
+
+
 def _names(value: Any) -> Any:
     """A path, or a dict of paths (``settings.hierarchies``), cut to the file names."""
     if isinstance(value, dict):
@@ -146,7 +206,7 @@ def normalised(out: Path, files: tuple[str, ...]) -> dict[str, bytes]:
         if not path.is_file():
             raise FileNotFoundError(f"the audit wrote no {name} in {out}")
         if name == "leakage.json":
-            doc = _normalise_json(json.loads(path.read_text()))
+            doc = _normalise_json(as_before(json.loads(path.read_text())))
             found[name] = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
         elif name.endswith(".parquet"):
             rows = pd.read_parquet(path).sort_values("privwatch_row", kind="stable")

@@ -20,7 +20,9 @@ Compared: ``leakage.json``; ``release.csv``, ``scores.csv`` and ``frontier.csv``
 (in-memory route); ``release.parquet`` as CSV of its rows sorted by ``privwatch_row`` (engine
 and streamed routes; an engine writes in its scan order, so the row order is not compared).
 
-Normalised away in ``leakage.json``: the top-level ``stamp`` (input name, hash, shape,
+The rebuilt audit's ``leakage.json`` is read in the goldens' terms first
+(:func:`tests.audit._golden.as_before`: keys the one schema moved, library messages in their
+command-line form, warnings sorted). Normalised away in ``leakage.json``: the top-level ``stamp`` (input name, hash, shape,
 version, date), ``date``, ``privwatch_version``, ``written`` (the output path) and ``seconds``
 when present; ``source`` (the path or glob given) and each path of ``settings.hierarchies``
 are cut to their file names. Every other value is compared exactly, floats included (each

@@ -14,7 +14,7 @@ from rich.table import Table
 from ..exceptions import PrivacyWarning, PrivwatchError
 from ..joint import Joint
 from ..preprocessing import DEFAULT_MAX_LEVELS, bin_columns, format_bins
-from ..report import privwatch_version
+from ..audit import privwatch_version
 from ._audit import audit_command
 from ._audit_cmd import apply_command, reproduce_command
 from ._io import console, err_console, fail, load_input

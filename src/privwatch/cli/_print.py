@@ -1,258 +1,41 @@
-"""What the audit prints: findings first (verdict in colour and words), then the figures."""
+"""What the audit prints: findings first (verdict in colour and words), then the figures.
+
+One printer for the one :class:`~privwatch.audit.Audit`, whichever the route; library text is
+passed through :func:`~privwatch.cli._flags.to_flags`.
+"""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from rich.table import Table
 
-from ..report import AuditResult, NeuralSourceAudit, SourceAudit, fmt, next_steps, pct, pct_ci
-from ._io import console
+from ..audit import Audit, jsonable
+from ..release import ReleaseResult
+from ..report import fmt, next_steps, pct, pct_ci
+from ._checks_lines import attack_lines, classic_line
+from ._flags import to_flags
+from ._io import console, err_console
 
-__all__ = ["print_release", "print_source", "print_watchdog", "summary_json"]
-
-
-def _classic_line(result: AuditResult) -> str | None:
-    classic = result.leakage.get("classic")
-    if not classic:
-        return None
-    rel = classic["release"]
-    t = rel["table"]
-    parts = [
-        f"k-anonymity {t['k_anonymity']['value']} (threshold {t['k_anonymity']['threshold']}: "
-        f"{'pass' if t['k_anonymity']['passes'] else 'fail'})"
-    ]
-    for attr, block in rel["sensitive"].items():
-        m = block["measures"]
-        parts.append(
-            f"{attr}: distinct l-diversity {m['distinct_l_diversity']['value']}, t-closeness "
-            f"{fmt(float(m['t_closeness']['value']), 2)}"
-        )
-    fails = sum(not e["passes"] for e in t.values()) + sum(
-        not e["passes"] for b in rel["sensitive"].values() for e in b["measures"].values()
-    )
-    total = len(t) + sum(len(b["measures"]) for b in rel["sensitive"].values())
-    return f"Classic measures of the release: {'; '.join(parts)}; {total - fails} of {total} pass."
+__all__ = ["figures", "print_audit", "summary_json", "verdict"]
 
 
-def _attack_line(result: AuditResult) -> list[str]:
-    attack = result.leakage.get("attack")
-    if not attack:
-        return []
-    lines = []
-    for attr, a in attack["attributes"].items():
-        lo, hi = a["risk_ci"]
-        verdict = "pass" if a["passes"] else "fail"
-        lines.append(
-            f"Inference attack on {attr}: right for {pct(a['success_targets'])} of released "
-            f"records vs {pct(a['success_control'])} of held-out ones; risk "
-            f"{fmt(float(a['risk']), 2)} (95 % {fmt(float(lo), 2)} to {fmt(float(hi), 2)}, "
-            f"threshold {fmt(float(a['threshold']), 2)}: {verdict}); best possible attacker "
-            f"{pct(a['bayes_success'])} vs {pct(a['prior_success'])} without the release."
-        )
-    return lines
+def say(text: str) -> None:
+    console.print(to_flags(text), highlight=False, soft_wrap=True)
 
 
-def print_release(result: AuditResult, proposed: bool) -> None:
-    """The verdict first (in colour and words), the next steps, then the release's figures."""
-    found = result.found
-    assert found is not None
-    n = found.n_records
-    if found.satisfied:
-        console.print("[bold green]MET[/]: the release meets the requested guarantee.")
-    else:
-        console.print("[bold red]NOT MET[/]: the release does not meet the requested guarantee.")
-        for reason in found.reasons:
-            console.print(f"  [red]- {reason}[/]", highlight=False, soft_wrap=True)
-        if found.alternatives:
-            console.print("Nearest feasible alternatives:")
-            for alt in found.alternatives:
-                console.print(f"  - {alt}", highlight=False, soft_wrap=True)
-    console.print(result.leakage["guarantee_in_words"], soft_wrap=True, highlight=False)
-    console.print("[bold]Next steps, cheapest first:[/]")
-    for i, step in enumerate(next_steps(result), 1):
-        console.print(f"  {i}. {step}", highlight=False, soft_wrap=True)
-    table = Table(title="privwatch audit")
-    table.add_column("")
-    table.add_column("value", justify="right")
-    held = found.held_out
-    rows = [
-        ("records", f"{n:,}"),
-        ("epsilon, disclosure", f"{fmt(found.epsilon, 3)} nats, {found.disclosure}"),
-        ("release", f"{found.method} recoding"),
-        (
-            "information kept",
-            f"{found.information_nats:.2f} of {found.information_input_nats:.2f} nats",
-        ),
-        ("records suppressed", f"{found.suppressed_records:,} of {n:,}"),
-        ("worst log-lift, in-sample", f"{fmt(found.max_log_lift, 3)} nats (exact)"),
-    ]
-    if held is not None:
-        lo, hi = held.breach_probability_ci
-        rows.append(
-            (
-                "held-out breach probability",
-                f"{pct(held.breach_probability, (hi - lo) / 2)} (95 % {pct_ci(lo, hi)})",
-            )
-        )
-    for name, value in rows:
-        table.add_row(name, value)
-    console.print(table)
-    for line in [_classic_line(result), *_attack_line(result)]:
-        if line:
-            console.print(line, highlight=False, soft_wrap=True)
-    if result.warnings:
-        console.print(
-            f"{len(result.warnings)} warning(s) raised during the run: in the report and "
-            "leakage.json.",
-            highlight=False,
-        )
-    if proposed:
-        console.print(
-            f"epsilon proposed: {fmt(result.epsilon, 3)} ({result.epsilon_reason}).",
-            soft_wrap=True,
-        )
-
-
-def print_watchdog(result: AuditResult, proposed: bool) -> None:
-    """The watchdog route (learned estimators, or --delta): its table and guarantee."""
-    g = result.watchdog.guarantee_
-    if result.satisfied:
-        console.print("[bold green]MET[/]: the release meets the requested guarantee.")
-    else:
-        console.print("[bold red]NOT MET[/]: the release does not meet the requested guarantee.")
-    table = Table(title="privwatch audit")
-    table.add_column("")
-    table.add_column("value", justify="right")
-    rows = [
-        ("records", f"{result.summary['n_records']:,}"),
-        ("epsilon (threshold)", f"{fmt(result.epsilon, 3)} nats"),
-        ("flagged records", f"{result.summary['n_flagged']:,} of {result.summary['n_records']:,}"),
-        ("lift-privacy level of the release", f"{fmt(g.effective_epsilon, 3)} nats"),
-        ("breach probability (delta)", pct(g.breach_probability)),
-    ]
-    before = result.leakage["before"]
-    if "mutual_information" in before:
-        rows.append(
-            (
-                "mutual information before -> after",
-                f"{fmt(before['mutual_information'], 3)} -> "
-                f"{fmt(result.leakage['after']['mutual_information'], 3)} nats",
-            )
-        )
-    utility = result.leakage["utility"]
-    value = utility.get("utility_mi")
-    if value is not None:
-        rows.append(("information kept", f"{fmt(float(value), 3)} nats"))
-    for name, val in rows:
-        table.add_row(name, val)
-    console.print(table)
-    line = _classic_line(result)
-    if line:
-        console.print(line, highlight=False, soft_wrap=True)
-    if proposed:
-        console.print(
-            f"epsilon proposed: {fmt(result.epsilon, 3)} ({result.epsilon_reason}).",
-            soft_wrap=True,
-        )
-    console.print(g.explain(), soft_wrap=True)
-
-
-def summary_json(
-    result: AuditResult | SourceAudit | NeuralSourceAudit,
-    out: str,
-    files: list[str],
-    seconds: float,
-) -> dict[str, Any]:
-    """A short machine-readable summary for pipelines (``--json``); details in leakage.json."""
-    if isinstance(result, SourceAudit):
-        return _source_json(result, out, files, seconds)
-    if isinstance(result, NeuralSourceAudit):
-        return _neural_json(result, out, files, seconds)
-    found = result.found
-    held = None if found is None or found.held_out is None else found.held_out
-    attack = (result.leakage["attack"] or {}).get("attributes", {})
-    classic = (result.leakage["classic"] or {}).get("release")
-    doc: dict[str, Any] = {
-        "status": result.leakage.get("status", "met"),
-        "reasons": result.leakage.get("reasons", []),
-        "epsilon": result.epsilon,
-        "n_records": result.summary["n_records"],
-        "n_suppressed": result.summary.get("n_suppressed"),
-        "held_out_breach_probability": None if held is None else held.breach_probability,
-        "classic_release_passes": None
-        if classic is None
-        else {k: v["passes"] for k, v in classic["table"].items()},
-        "attack_risk": {k: v["risk"] for k, v in attack.items()},
-        "warnings": [w["message"] for w in result.warnings],
-        "out": out,
-        "files": files,
-        "seconds": round(seconds, 2),
-    }
-    return _finite(doc)
-
-
-def _finite(doc: dict[str, Any]) -> dict[str, Any]:
-    """``doc`` with non-finite floats as text (JSON has no inf or NaN)."""
-    return {
-        k: (v if not isinstance(v, float) or math.isfinite(v) else str(v)) for k, v in doc.items()
-    }
-
-
-def _source_json(result: SourceAudit, out: str, files: list[str], seconds: float) -> dict[str, Any]:
-    found = result.release
-    held = found.held_out
-    doc: dict[str, Any] = {
-        "status": "met" if found.satisfied else "not_met",
-        "reasons": found.reasons,
-        "epsilon": result.epsilon,
-        "n_records": result.n_records,
-        "n_suppressed": found.suppressed_records,
-        "held_out_breach_probability": None if held is None else held.breach_probability,
-        "written": result.written,
-        "warnings": [w["message"] for w in result.warnings],
-        "out": out,
-        "files": files,
-        "seconds": round(seconds, 2),
-    }
-    return _finite(doc)
-
-
-def _neural_json(
-    result: NeuralSourceAudit, out: str, files: list[str], seconds: float
-) -> dict[str, Any]:
-    g = result.guarantee
-    doc: dict[str, Any] = {
-        "status": "met" if result.satisfied else "not_met",
-        "reasons": result.reasons,
-        "epsilon": result.epsilon,
-        "estimator": result.estimator,
-        "n_records": result.n_records,
-        "n_flagged": result.n_flagged,
-        "effective_epsilon": g.effective_epsilon,
-        "breach_probability": g.breach_probability,
-        "written": result.written,
-    }
-    doc.update(out=out, files=files, seconds=round(seconds, 2))
-    return _finite(doc)
-
-
-def verdict(
-    satisfied: bool,
-    reasons: list[str],
-    alternatives: list[str],
-    met: str = "the release meets the requested guarantee.",
-) -> None:
+def verdict(satisfied: bool, reasons: list[str], alternatives: list[Any], met: str) -> None:
     """MET (green) or NOT MET (red) with each reason and each feasible alternative."""
     if satisfied:
         console.print(f"[bold green]MET[/]: {met}")
         return
     console.print("[bold red]NOT MET[/]: the release does not meet the requested guarantee.")
     for reason in reasons:
-        console.print(f"  [red]- {reason}[/]", highlight=False, soft_wrap=True)
-    for alt in alternatives:
-        console.print(f"  - alternative: {alt}", highlight=False, soft_wrap=True)
+        console.print(f"  [red]- {to_flags(reason)}[/]", highlight=False, soft_wrap=True)
+    if alternatives:
+        console.print("Nearest feasible alternatives:")
+        for alt in alternatives:
+            say(f"  - {alt}")
 
 
 def figures(title: str, rows: list[tuple[str, str]]) -> None:
@@ -265,38 +48,9 @@ def figures(title: str, rows: list[tuple[str, str]]) -> None:
     console.print(table)
 
 
-def print_neural_source(result: NeuralSourceAudit) -> None:
-    """The verdict and the figures of a learned estimator's audit of a streamed source."""
-    g = result.guarantee
-    verdict(
-        result.satisfied,
-        result.reasons,
-        result.alternatives,
-        "the release meets epsilon on the estimated log-lift (an estimate, not a proof).",
-    )
-    rows = [
-        ("records", f"{result.n_records:,}"),
-        ("scoring", f"cross-fitted, {result.folds} folds"),
-        ("epsilon (threshold)", f"{fmt(result.epsilon, 3)} nats"),
-        ("flagged records", f"{result.n_flagged:,} of {result.n_records:,}"),
-        ("lift-privacy level of the release", f"{fmt(g.effective_epsilon, 3)} nats (estimated)"),
-        ("breach probability (delta)", pct(g.breach_probability)),
-        ("mutual information, estimated", f"{fmt(result.mutual_information_estimate, 3)} nats"),
-        ("scores and release written to", result.written),
-        ("flagged records released as", ", ".join(f"{c}={m}" for c, m in result.markers.items())),
-    ]
-    figures(f"privwatch audit, {result.estimator} estimator on streamed batches", rows)
-    console.print(g.explain(), soft_wrap=True, highlight=False)
-
-
-def print_source(result: SourceAudit, proposed: bool) -> None:
-    """The verdict and the figures of an audit run in an engine (no per-record report)."""
-    found = result.release
-    n = result.n_records
-    verdict(found.satisfied, found.reasons, found.alternatives)
+def _release_rows(found: ReleaseResult, n: int) -> list[tuple[str, str]]:
     rows = [
         ("records", f"{n:,}"),
-        ("observed tuples", f"{result.n_tuples:,}"),
         ("epsilon, disclosure", f"{fmt(found.epsilon, 3)} nats, {found.disclosure}"),
         ("release", f"{found.method} recoding"),
         (
@@ -306,24 +60,117 @@ def print_source(result: SourceAudit, proposed: bool) -> None:
         ("records suppressed", f"{found.suppressed_records:,} of {n:,}"),
         ("worst log-lift, in-sample", f"{fmt(found.max_log_lift, 3)} nats (exact)"),
     ]
-    if found.held_out is not None:
-        lo, hi = found.held_out.breach_probability_ci
+    held = found.held_out
+    if held is not None:
+        lo, hi = held.breach_probability_ci
         rows.append(
             (
                 "held-out breach probability",
-                f"{pct(found.held_out.breach_probability, (hi - lo) / 2)} (95 % {pct_ci(lo, hi)})",
+                f"{pct(held.breach_probability, (hi - lo) / 2)} (95 % {pct_ci(lo, hi)})",
             )
         )
-    rows.append(("scores and release written to", result.written or "nowhere"))
-    figures(f"privwatch audit in {result.engine}", rows)
-    console.print(
-        "The classic measures, the inference attack and the HTML report need the records in "
-        "memory; they are not computed when auditing in an engine.",
-        highlight=False,
-        soft_wrap=True,
-    )
-    if proposed:
-        console.print(
-            f"epsilon proposed: {fmt(result.epsilon, 3)} ({result.epsilon_reason}).",
-            soft_wrap=True,
+    return rows
+
+
+def _watchdog_rows(result: Audit) -> list[tuple[str, str]]:
+    g = result.leakage["guarantee"]
+    n, s = result.summary["n_records"], result.summary
+    estimated = " (estimated)" if result.route == "stream" else ""
+    rows = [
+        ("records", f"{n:,}"),
+        ("epsilon (threshold)", f"{fmt(result.epsilon, 3)} nats"),
+        ("flagged records", f"{s['n_flagged']:,} of {n:,}"),
+        ("lift-privacy level of the release", f"{fmt(g['effective_epsilon'], 3)} nats{estimated}"),
+        ("breach probability (delta)", pct(g["breach_probability"])),
+    ]
+    before, after = result.leakage["before"], result.leakage["after"]
+    if "mutual_information" in before and after:
+        rows.append(
+            (
+                "mutual information before -> after",
+                f"{fmt(before['mutual_information'], 3)} -> "
+                f"{fmt(after['mutual_information'], 3)} nats",
+            )
         )
+    if "mutual_information_estimate" in before:
+        rows.append(("mutual information, estimated", f"{fmt(before['mutual_information_estimate'], 3)} nats"))  # noqa: E501
+    value = result.leakage["utility"].get("utility_mi")
+    if value is not None:
+        rows.append(("information kept", f"{fmt(float(value), 3)} nats"))
+    return rows
+
+
+def print_audit(result: Audit, proposed: bool) -> None:
+    """The verdict first (in colour and words), the next steps, then the figures."""
+    for w in result.warnings:
+        if w["category"] != "ReleaseNotMetWarning":
+            err_console.print(
+                f"[yellow]warning:[/] {to_flags(w['message'])}", highlight=False, soft_wrap=True
+            )
+    found = result.found
+    met = "the release meets the requested guarantee."
+    if result.route == "stream":
+        met = "the release meets epsilon on the estimated log-lift (an estimate, not a proof)."
+    verdict(result.satisfied, result.reasons, result.alternatives, met)
+    say(result.leakage["guarantee_in_words"])
+    if found is not None:
+        console.print("[bold]Next steps, cheapest first:[/]")
+        for i, step in enumerate(next_steps(result), 1):
+            say(f"  {i}. {step}")
+    rows = (
+        _release_rows(found, int(result.summary["n_records"]))
+        if found is not None
+        else _watchdog_rows(result)
+    )
+    if result.written is not None:
+        rows.append(("scores and release written to", result.written))
+    if "markers" in result.details:
+        markers = result.details["markers"]
+        rows.append(("flagged records released as", ", ".join(f"{c}={m}" for c, m in markers.items())))  # noqa: E501
+    where = {"memory": "", "engine": f" in {result.engine}", "stream": ", streamed batches"}
+    figures(f"privwatch audit{where[result.route]}", rows)
+    for line in [classic_line(result), *attack_lines(result)]:
+        if line:
+            say(line)
+    if result.warnings:
+        console.print(
+            f"{len(result.warnings)} warning(s) raised during the run: in the report and "
+            "leakage.json.",
+            highlight=False,
+        )
+    if proposed:
+        say(f"epsilon proposed: {fmt(result.epsilon, 3)} ({result.epsilon_reason}).")
+
+
+def summary_json(result: Audit, out: str, files: list[str], seconds: float) -> dict[str, Any]:
+    """A short machine-readable summary for pipelines (``--json``); details in leakage.json."""
+    found = result.found
+    held = None if found is None else found.held_out
+    attack = (result.leakage["attack"] or {}).get("attributes", {})
+    classic = (result.leakage["classic"] or {}).get("release")
+    g = result.leakage["guarantee"]
+    doc: dict[str, Any] = {
+        "status": result.leakage["status"],
+        "reasons": [to_flags(r) for r in result.reasons],
+        "route": result.route,
+        "engine": result.engine,
+        "engine_reason": result.route_reason,
+        "epsilon": result.epsilon,
+        "n_records": result.summary["n_records"],
+        "n_flagged": result.summary.get("n_flagged"),
+        "n_suppressed": result.summary.get("n_suppressed"),
+        "held_out_breach_probability": None if held is None else held.breach_probability,
+        "effective_epsilon": g.get("effective_epsilon"),
+        "breach_probability": g.get("breach_probability"),
+        "classic_release_passes": None
+        if classic is None
+        else {k: v["passes"] for k, v in classic["table"].items()},
+        "attack_risk": {k: v["risk"] for k, v in attack.items()},
+        "written": result.written,
+        "warnings": [to_flags(w["message"]) for w in result.warnings],
+        "out": out,
+        "files": files,
+        "seconds": round(seconds, 2),
+    }
+    out_doc: dict[str, Any] = jsonable(doc)
+    return out_doc

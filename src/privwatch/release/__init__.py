@@ -1,4 +1,4 @@
-"""Turning a table into a publishable one (DESIGN.md layer 5).
+"""Turning a table into a publishable one (docs/architecture.md, layer 5).
 
 Generalisation hierarchies, the search for the most informative release that meets lift privacy
 (one- or two-sided) within a suppression limit, held-out checks with intervals, and the attacks
@@ -20,7 +20,6 @@ from ._generalisation import (
 )
 from ._heldout import HeldOut
 from ._hierarchy import SUPPRESSED, Hierarchy, as_text, auto_hierarchy, parse_hierarchy_specs
-from ._source import release_source
 
 __all__: list[str] = [
     "CLASSIC_THRESHOLDS",
@@ -45,6 +44,5 @@ __all__: list[str] = [
     "inference_attack",
     "load_mechanism",
     "parse_hierarchy_specs",
-    "release_source",
     "wilson_interval",
 ]

@@ -13,21 +13,32 @@ from ..plotting import plot_tradeoff, save
 __all__ = ["plot_curve", "plot_risk", "risk_counts"]
 
 
-def risk_counts(risk: np.ndarray) -> dict[str, int]:
-    """Records with a finite and with an infinite risk (they add up to N)."""
+def risk_counts(risk: np.ndarray, weight: np.ndarray | None = None) -> dict[str, int]:
+    """Records with a finite and with an infinite risk (they add up to N); ``weight``: how
+    many records carry each risk (one each by default)."""
     r = np.asarray(risk, dtype=float)
-    inf = int(np.isinf(r).sum())
-    return {"n": int(r.size), "finite": int(r.size - inf), "infinite": inf}
+    w = np.ones(r.size) if weight is None else np.asarray(weight, dtype=float)
+    n, inf = round(float(w.sum())), round(float(w[np.isinf(r)].sum()))
+    return {"n": n, "finite": n - inf, "infinite": inf}
 
 
-def plot_risk(risk: np.ndarray, epsilon: float, path: Path, flagged: np.ndarray) -> None:
+def plot_risk(
+    risk: np.ndarray,
+    epsilon: float,
+    path: Path,
+    flagged: np.ndarray,
+    weight: np.ndarray | None = None,
+) -> None:
     """Histogram of every record's risk; infinite risks in a hatched bar at the right edge.
 
     Risk: the largest |log-lift| of the record's observed tuple over sensitive values (nats);
     infinite where some sensitive value never occurs with the tuple (two-sided lift).
+    ``weight``: how many records carry each risk (an engine audit draws one risk per observed
+    tuple, weighted by its count).
     """
     r = np.asarray(risk, dtype=float)
-    counts = risk_counts(r)
+    w = np.ones(r.size) if weight is None else np.asarray(weight, dtype=float)
+    counts = risk_counts(r, w)
     finite = r[np.isfinite(r)]
     top = max(float(finite.max()) if finite.size else 1.0, float(epsilon)) * 1.05 + 1e-9
     edges = np.linspace(0.0, top, 41)
@@ -35,9 +46,11 @@ def plot_risk(risk: np.ndarray, epsilon: float, path: Path, flagged: np.ndarray)
     _, ax = plt.subplots(figsize=(7, 3.8))
     fl = np.asarray(flagged, dtype=bool)
     fin = np.isfinite(r)
+    wf = w[fin]
     ax.hist(
         [finite[~fl[fin]], finite[fl[fin]]],
         bins=edges.tolist(),
+        weights=[wf[~fl[fin]], wf[fl[fin]]],
         stacked=True,
         color=["tab:blue", "tab:orange"],
         label=["within epsilon", "flagged (breaks epsilon)"],
@@ -75,7 +88,14 @@ def plot_risk(risk: np.ndarray, epsilon: float, path: Path, flagged: np.ndarray)
 
 
 def plot_curve(curve: Any, chosen: float, epsilon: float, path: Path) -> None:
-    """Utility against the exact privacy level of the release over the epsilon grid."""
+    """Utility against the exact privacy level of the release over the epsilon grid (an empty
+    ``curve``: a figure that says the route computed none)."""
+    if len(curve) == 0:
+        _, ax = plt.subplots(figsize=(7, 3.8))
+        ax.text(0.5, 0.5, "no tradeoff curve on this route", ha="center", va="center")
+        ax.set_axis_off()
+        save(ax, path)
+        return
     x = curve["effective_epsilon"]
     label = "lift-privacy level of the release (nats; estimated with a learned estimator)"
     ax = plot_tradeoff(

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 import numpy as np
+import pandas as pd
 
 from ._figures import risk_counts
 from ._words import GLOSSARY, MEASURE_NAMES, fmt, pct, pct_ci
 
 if TYPE_CHECKING:
-    from ._audit import AuditResult
+    from ..audit import Audit
 
 __all__ = ["next_steps", "render_report"]
 
@@ -59,7 +60,7 @@ def _keeps(text: str) -> float:
     return float(m.group(1)) if m else -1.0
 
 
-def next_steps(result: AuditResult) -> list[str]:
+def next_steps(result: Audit) -> list[str]:
     """Three concrete next steps, cheapest (most information kept) first."""
     found = result.found
     steps: list[tuple[float, str]] = []
@@ -75,7 +76,7 @@ def next_steps(result: AuditResult) -> list[str]:
         steps.append(
             (
                 math.inf,
-                f"Generalise column {col} one level (or give it a coarser --hierarchy): it "
+                f"Generalise column {col} one level (or give it a coarser `hierarchies`): it "
                 f"lowers the risk of {k:,} of the {len(flagged):,} records whose values break "
                 "epsilon before generalisation.",
             )
@@ -87,7 +88,7 @@ def next_steps(result: AuditResult) -> list[str]:
             (
                 -2.0,
                 "Publish release.csv, and release next month's records through the same "
-                "generalisation: privwatch audit --save-mechanism M.json, then privwatch apply "
+                "generalisation: save it with `save_mechanism`=M.json, then privwatch apply "
                 "M.json NEW.csv.",
             )
         )
@@ -95,7 +96,7 @@ def next_steps(result: AuditResult) -> list[str]:
         steps.append(
             (
                 -1.0,
-                "Demand a margin in every cell (--confidence 0.9) so that the guarantee also "
+                "Demand a margin in every cell (`confidence`=0.9) so that the guarantee also "
                 "holds for records the release was not fitted on; it costs information.",
             )
         )
@@ -160,12 +161,24 @@ def _attack_rows(attack: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _findings(result: AuditResult) -> dict[str, Any] | None:
+def _findings(result: Audit) -> dict[str, Any] | None:
     found = result.found
     if found is None:
         return None
     held = found.held_out
     n = found.n_records
+    records = found.records
+    weight = (
+        result.risk_weight if len(result.risk_weight) == len(records) else np.ones(len(records))
+    )
+    flagged = records["flagged"].to_numpy(dtype=bool)
+    advice = (
+        pd.Series(weight[flagged], index=records.loc[flagged, "advice_column"].to_numpy())
+        .rename(index={"": "(no single column helps)"})
+        .groupby(level=0, sort=False)
+        .sum()
+        .sort_values(ascending=False, kind="stable")
+    )
     out: dict[str, Any] = {
         "met": found.satisfied,
         "reasons": found.reasons,
@@ -193,11 +206,8 @@ def _findings(result: AuditResult) -> dict[str, Any] | None:
             }
             for p in found.frontier
         ],
-        "advice": found.records.loc[found.records["flagged"], "advice_column"]
-        .replace("", "(no single column helps)")
-        .value_counts()
-        .to_dict(),
-        "n_flagged": f"{int(found.records['flagged'].sum()):,}",
+        "advice": {str(k): round(float(v)) for k, v in advice.items()},
+        "n_flagged": f"{round(float(weight[flagged].sum())):,}",
     }
     if held is not None:
         lo, hi = held.breach_probability_ci
@@ -214,25 +224,32 @@ def _findings(result: AuditResult) -> dict[str, Any] | None:
     return out
 
 
-def render_report(result: AuditResult, images: Path, max_rows: int = 25) -> str:
-    """HTML of the report; ``images`` is the folder holding tradeoff.png and lift.png."""
-    template = jinja2.Template(
-        resources.files("privwatch.report").joinpath("templates/report.html.j2").read_text(),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-    )
+def _top_flagged(result: Audit, max_rows: int) -> list[dict[str, Any]]:
+    """The riskiest flagged records with their observed values (in-memory route only)."""
     scores = result.scores
+    if scores is None or result.data is None:
+        return []
     n = len(scores)
     flagged = scores[scores["flagged"]].sort_values("risk", ascending=False).head(max_rows)
     obs = result.settings["observed"]
     positions = flagged.index.to_numpy()  # records are numbered 0 .. n - 1
     rows = result.input_rows if len(result.input_rows) == n else np.arange(n)
     values = result.data[obs].to_numpy()[positions]
-    top = [
+    return [
         {"record": f"{int(rows[p]):,}", "risk": fmt(float(r), 3), "values": [str(v) for v in vals]}
         for p, r, vals in zip(positions, flagged["risk"].to_numpy(), values, strict=True)
     ]
-    before = result.leakage["before"]
+
+
+def render_report(result: Audit, images: Path, max_rows: int = 25) -> str:
+    """HTML of the report; ``images`` is the folder holding tradeoff.png and lift.png."""
+    template = jinja2.Template(
+        resources.files("privwatch.report").joinpath("templates/report.html.j2").read_text(),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    n = int(result.summary["n_records"])
+    before = result.leakage["before"] or {}
     after = result.leakage["after"]
     classic, attack = result.leakage["classic"], result.leakage["attack"]
     leak_rows = [
@@ -245,11 +262,12 @@ def render_report(result: AuditResult, images: Path, max_rows: int = 25) -> str:
         for k in before
         if k not in ("base", "alpha")
     ]
-    g = result.watchdog.guarantee_.to_dict()
+    wd = result.watchdog
+    g = wd.guarantee_.to_dict() if wd is not None else {}
     settings = {
         SETTING_NAMES.get(k, k.replace("_", " ")): _setting(v) for k, v in result.settings.items()
     }
-    counts = risk_counts(scores["risk"].to_numpy())
+    counts = risk_counts(result.risk, result.risk_weight)
     html: str = template.render(
         findings=_findings(result),
         summary=result.summary,
@@ -262,16 +280,16 @@ def render_report(result: AuditResult, images: Path, max_rows: int = 25) -> str:
         epsilon=fmt(result.epsilon, 3),
         epsilon_reason=result.epsilon_reason,
         watchdog_level=fmt(float(g.get("effective_epsilon", math.nan)), 3),
-        watchdog_delta=pct(float(g.get("breach_probability", 0.0))),
-        guarantee_words=result.watchdog.guarantee_.explain(),
+        watchdog_delta=pct(float(g.get("breach_probability", 0.0))) if g else "-",
+        guarantee_words=wd.guarantee_.explain() if wd else result.leakage["guarantee_in_words"],
         leak_rows=leak_rows,
         classic=None if classic is None else _classic_rows(classic),
         classic_info=classic,
         attack=None if attack is None else _attack_rows(attack),
         attack_info=attack,
-        flagged=top,
-        n_flagged=f"{int(scores['flagged'].sum()):,}",
-        observed=obs,
+        flagged=_top_flagged(result, max_rows),
+        n_flagged=f"{int(result.summary.get('n_flagged', 0)):,}",
+        observed=result.settings["observed"],
         glossary=GLOSSARY,
         tradeoff_png=_image(images / "tradeoff.png"),
         lift_png=_image(images / "lift.png"),

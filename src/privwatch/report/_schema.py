@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._leakage import LEAKAGE_KEYS, UTILITY_KEYS
+from ..audit import LEAKAGE_KEYS, ROUTES, UTILITY_KEYS
 
 __all__ = ["SCHEMA"]
 
@@ -97,7 +97,7 @@ _ATTACK_ATTR: dict[str, Any] = {
     },
 }
 
-#: JSON Schema of leakage.json, as written by :func:`privwatch.report.write_audit`.
+#: JSON Schema of leakage.json, as written by :func:`privwatch.report.write_audit` for every route.
 SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://privwatch.invalid/schemas/leakage-1.json",
@@ -108,6 +108,9 @@ SCHEMA: dict[str, Any] = {
     },
     "required": [
         "stamp",
+        "route",
+        "engine",
+        "route_reason",
         "settings",
         "summary",
         "epsilon",
@@ -116,6 +119,10 @@ SCHEMA: dict[str, Any] = {
         "tradeoff",
     ],
     "properties": {
+        "route": {"enum": list(ROUTES)},
+        "engine": {"type": "string"},
+        "route_reason": {"type": "string"},
+        "written": {"type": ["string", "null"]},
         "stamp": {
             "type": "object",
             "required": [

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import shutil
 import signal
@@ -17,20 +16,27 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..audit import Audit, jsonable
 from ..exceptions import ValidationError
-from ._audit import AuditResult
 from ._figures import plot_curve, plot_risk
 from ._html import render_report
 
 __all__ = [
     "OUTPUT_FILES",
+    "COMMON_FILES",
+    "RECORD_FILES",
     "STAGING_PREFIX",
     "check_writable",
-    "jsonable",
+    "leakage_payload",
     "staged_files",
     "write_audit",
 ]
 
+#: Files every route writes (report.html last).
+COMMON_FILES = ("frontier.csv", "leakage.json", "tradeoff.png", "lift.png", "report.html")
+#: The records of the in-memory route (the engine and streamed routes write them as they go,
+#: to ``release.parquet``: :data:`privwatch.audit.RECORDS_FILE`).
+RECORD_FILES = ("scores.csv", "release.csv")
 OUTPUT_FILES = (
     "scores.csv",
     "release.csv",
@@ -58,13 +64,13 @@ def check_writable(out: Path, overwrite: bool = True) -> None:
     """
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise ValidationError(f"--out must be a writable folder; got the file {str(out)!r}.")
+        raise ValidationError(f"`out` must be a writable folder; got the file {str(out)!r}.")
     if out.is_dir():
         _clean_stale(out)
         if not overwrite and any(out.iterdir()):
             raise ValidationError(
-                f"--out must be an empty or new folder; got {str(out)!r}, which holds files: "
-                "pass --overwrite to replace the outputs there."
+                f"`out` must be an empty or new folder; got {str(out)!r}, which holds files: "
+                "pass `overwrite`=True to replace the outputs there."
             )
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -72,42 +78,13 @@ def check_writable(out: Path, overwrite: bool = True) -> None:
             pass
     except OSError as exc:
         raise ValidationError(
-            f"--out must be a writable folder; got {str(out)!r} ({exc.strerror or exc})."
+            f"`out` must be a writable folder; got {str(out)!r} ({exc.strerror or exc})."
         ) from None
 
 
-def jsonable(value: Any) -> Any:
-    """Plain JSON types: non-finite floats as the strings 'inf', '-inf', 'nan'."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return [jsonable(v) for v in value.tolist()]
-    if isinstance(value, (np.floating, float)):
-        v = float(value)
-        return v if math.isfinite(v) else ("inf" if v > 0 else "-inf" if v < 0 else "nan")
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
-
-
-def leakage_payload(result: AuditResult) -> dict[str, Any]:
+def leakage_payload(result: Audit) -> dict[str, Any]:
     """The content of leakage.json (see :data:`privwatch.report.SCHEMA`)."""
-    payload = {
-        "stamp": result.stamp,
-        "settings": result.settings,
-        "summary": result.summary,
-        "epsilon": result.epsilon,
-        "epsilon_reason": result.epsilon_reason,
-        **result.leakage,
-        "warnings": result.warnings,
-        "tradeoff": result.tradeoff.to_dict(orient="list"),
-    }
-    out: dict[str, Any] = jsonable(payload)
-    return out
+    return result.to_dict()
 
 
 class _Terminated(BaseException):
@@ -163,22 +140,25 @@ def staged_files(out: Path, names: tuple[str, ...]) -> Iterator[Path]:
             shutil.rmtree(staging, ignore_errors=True)
 
 
-def _plots(result: AuditResult, folder: Path) -> None:
-    plot_curve(
-        result.tradeoff,
-        result.watchdog.guarantee_.effective_epsilon,
-        result.epsilon,
-        folder / "tradeoff.png",
-    )
+def _plots(result: Audit, folder: Path) -> None:
+    curve = result.tradeoff
+    chosen = result.epsilon
+    if len(curve) and "threshold" in curve:
+        row = curve.iloc[int(np.argmin(np.abs(curve["threshold"].to_numpy() - result.epsilon)))]
+        chosen = float(row["effective_epsilon"])
+    if result.watchdog is not None:
+        chosen = result.watchdog.guarantee_.effective_epsilon
+    plot_curve(curve, chosen, result.epsilon, folder / "tradeoff.png")
     plot_risk(
-        result.scores["risk"].to_numpy(),
+        result.risk,
         result.epsilon,
         folder / "lift.png",
-        result.scores["flagged"].to_numpy(),
+        result.risk > result.epsilon + 1e-12 if result.scores is None else result.flagged,
+        result.risk_weight,
     )
 
 
-def _with_rows(frame: pd.DataFrame, result: AuditResult) -> pd.DataFrame:
+def _with_rows(frame: pd.DataFrame, result: Audit) -> pd.DataFrame:
     rows = result.input_rows
     out = frame.copy()
     if len(rows) == len(frame):
@@ -188,26 +168,33 @@ def _with_rows(frame: pd.DataFrame, result: AuditResult) -> pd.DataFrame:
     return out
 
 
-def write_audit(result: AuditResult, out: Path, overwrite: bool = True) -> list[Path]:
-    """Write every output of the audit into ``out``.
+def write_audit(result: Audit, out: Path, overwrite: bool = True) -> list[Path]:
+    """Write every output of the audit into ``out``; returns the paths written.
 
-    Files are first written to a hidden staging folder inside ``out`` and moved in only when
-    all of them exist, ``report.html`` last, with SIGINT and SIGTERM held during the move; an
-    interruption (SIGINT, or SIGTERM, which is turned into an exception) or a failure removes
-    the staging folder, so nothing half-written survives. The ``record`` column of scores.csv
-    and release.csv is the row number of the record in the input (0-based), kept when rows
-    with missing values are dropped.
+    Every route writes :data:`COMMON_FILES` (leakage.json, frontier.csv, the two figures and
+    report.html); the in-memory route also the records (scores.csv, release.csv), whose
+    ``record`` column is the row number of the record in the input (0-based), kept when rows
+    with missing values are dropped; the other routes wrote theirs while they ran
+    (``Audit.written``). Files are first written to a hidden staging folder inside ``out`` and
+    moved in only when all of them exist, ``report.html`` last, with SIGINT and SIGTERM held
+    during the move; an interruption or a failure removes the staging folder, so nothing
+    half-written survives.
     """
     out = Path(out)
     check_writable(out, overwrite)
-    with staged_files(out, OUTPUT_FILES) as staging:  # report.html is moved in last
-        _with_rows(result.scores, result).to_csv(staging / "scores.csv")
-        _with_rows(result.release, result).to_csv(staging / "release.csv")
+    names = COMMON_FILES if result.scores is None else OUTPUT_FILES
+    with staged_files(out, names) as staging:  # report.html is moved in last
+        if result.scores is not None and result.release is not None:
+            _with_rows(result.scores, result).to_csv(staging / "scores.csv")
+            _with_rows(result.release, result).to_csv(staging / "release.csv")
         frontier = pd.DataFrame(result.leakage.get("frontier") or [])
         frontier.to_csv(staging / "frontier.csv", index=False)
-        text = json.dumps(leakage_payload(result), indent=2)
+        text = json.dumps(leakage_payload(result), indent=2, allow_nan=False)
         (staging / "leakage.json").write_text(text, encoding="utf-8")
         _plots(result, staging)
         html = render_report(result, staging)
         (staging / "report.html").write_text(html, encoding="utf-8")
-    return [out / name for name in OUTPUT_FILES]
+    written = [out / name for name in names]
+    if result.written is not None and not result.written.startswith("table "):
+        written.append(Path(result.written))
+    return written

@@ -1,4 +1,4 @@
-"""The named steps of the audit (:func:`privwatch.report.run_audit` calls them in order).
+"""The named steps of the audit (:class:`privwatch.audit.MemoryRoute` calls them in order).
 
 1. :func:`joint_sensitive` — several sensitive columns become one joint tuple column;
 2. :func:`resolve_estimator` — the log-lift estimator behind ``estimator=NAME``;
@@ -23,10 +23,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..estimators import CANDIDATES, ClassifierLift, DVLift, LiftEstimator, make_lift_estimator
+from ..estimators import ClassifierLift, DVLift, LiftEstimator, make_lift_estimator
 from ..exceptions import PrivacyWarning, ValidationError
 from ..release import Hierarchy, ReleaseNotMetWarning, ReleaseResult, find_release
 from ..watchdog import RecordScores, Watchdog, record_tradeoff, tradeoff
+from ._spec import ESTIMATORS, AuditSpec
 
 __all__ = [
     "ESTIMATORS",
@@ -42,7 +43,6 @@ __all__ = [
     "watchdog_release",
 ]
 
-ESTIMATORS = ("plugin", "classifier", "dv", "auto", *(c for c in CANDIDATES if c != "dv"))
 #: With no epsilon given, the audit proposes the smallest one whose release loses at most this
 #: share of the information in the observed columns (NMIL, plug-in) or of the records unchanged
 #: (learned estimators, whose records share no symbols).
@@ -161,22 +161,19 @@ def watchdog_release(
 
 @dataclass
 class ReleaseSearch:
-    """:func:`privwatch.release.find_release` with the audit's settings fixed; a call searches
-    at one epsilon (``final=False``: no frontier or suggestions; ``data``: another table, no
-    held-out folds, as the attack's half-refit release)."""
+    """:func:`privwatch.release.find_release` with the audit's settings fixed (every search
+    option of ``spec``, so none is dropped); a call searches at one epsilon (``final=False``: no
+    frontier or suggestions; ``data``: another table, no held-out folds, as the attack's
+    half-refit release)."""
 
     source: pd.DataFrame
     sensitive: str | list[str]
     cols: list[str]
-    disclosure: str
-    max_suppressed: float
-    hierarchies: Mapping[str, str | Path | Hierarchy] | None
-    useful: str | None
-    local: bool
-    folds: int
-    held_out_tolerance: float
-    confidence: float | None
-    rng: int
+    spec: AuditSpec
+
+    @property
+    def held_out_tolerance(self) -> float:
+        return self.spec.held_out_tolerance
 
     def __call__(
         self, eps: float, final: bool = True, data: pd.DataFrame | None = None
@@ -189,17 +186,11 @@ class ReleaseSearch:
                 self.sensitive,
                 self.cols,
                 epsilon=eps,
-                disclosure=self.disclosure,
-                max_suppressed=self.max_suppressed,
-                hierarchies=self.hierarchies,
-                useful=self.useful,
-                local=self.local,
-                folds=self.folds if data is None else 0,
-                held_out_tolerance=self.held_out_tolerance,
+                folds=self.spec.folds if data is None else 0,
                 frontier_epsilons=None if final else [],
                 suggest=final,
-                confidence=self.confidence,
-                rng=self.rng,
+                rng=self.spec.seed,
+                **self.spec.search_options(),
             )
 
 

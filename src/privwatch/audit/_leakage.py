@@ -1,4 +1,4 @@
-r"""``AuditResult.leakage``: one documented set of keys on every route of the audit.
+r"""``Audit.leakage``: one documented set of keys on every route of the audit.
 
 The audit has three routes: the release search (plug-in estimator, no ``delta``), the
 (epsilon, delta) watchdog (plug-in, ``delta`` given) and the record-level watchdog (a learned
@@ -23,12 +23,13 @@ __all__ = [
     "LEAKAGE_KEYS",
     "UTILITY_KEYS",
     "explain_release",
+    "stable_leakage",
     "leakage_of_search",
     "leakage_of_watchdog",
     "release_leakage",
 ]
 
-#: Keys of ``AuditResult.leakage`` (and of the same part of leakage.json), in order.
+#: Keys of ``Audit.leakage`` (and of the same part of leakage.json), in order.
 LEAKAGE_KEYS = (
     "status",  # "met" / "not_met": whether the requested guarantee was delivered
     "reasons",  # list of str: why not (empty when met)
@@ -57,7 +58,7 @@ UTILITY_KEYS = (
 )
 
 
-def _stable(leakage: dict[str, Any], utility: dict[str, Any]) -> dict[str, Any]:
+def stable_leakage(leakage: dict[str, Any], utility: dict[str, Any]) -> dict[str, Any]:
     out = {key: leakage.get(key) for key in LEAKAGE_KEYS}
     out["utility"] = {key: utility.get(key) for key in UTILITY_KEYS}
     out["reasons"] = list(out["reasons"] or [])
@@ -72,7 +73,9 @@ def leakage_of_search(
     """The release-search route: the release's guarantee, held-out check, frontier, and the
     exact leakage of the observed columns (before) and of the released cells (after)."""
     leakage = found.to_dict()
-    leakage["guarantee_in_words"] = explain_release(found, sensitive)
+    leakage["guarantee_in_words"] = explain_release(
+        found, sensitive.astype(str).value_counts(normalize=True).rename(sensitive.name)
+    )
     leakage["before"] = wd.leakage_before_.to_dict()
     leakage["after"] = release_leakage(sensitive, released).to_dict()
     flagged = found.records["flagged"].to_numpy()
@@ -81,7 +84,7 @@ def leakage_of_search(
         "information_input_nats": found.information_input_nats,
         "flagged_probability": float(flagged.mean()) if flagged.size else 0.0,
     }
-    return _stable(leakage, utility)
+    return stable_leakage(leakage, utility)
 
 
 def leakage_of_watchdog(
@@ -114,7 +117,7 @@ def leakage_of_watchdog(
         estimate = float(np.mean(log_lift[np.arange(len(codes)), codes]))
         leakage["before"] = {"mutual_information_estimate": estimate}
         leakage["after"] = None
-    return _stable(leakage, wd.utility_.to_dict())
+    return stable_leakage(leakage, wd.utility_.to_dict())
 
 
 def release_leakage(sensitive: pd.Series, released: pd.DataFrame) -> Any:
@@ -126,22 +129,22 @@ def release_leakage(sensitive: pd.Series, released: pd.DataFrame) -> Any:
     return leakage_report(p / p.sum())
 
 
-def explain_release(found: ReleaseResult, sensitive: pd.Series) -> str:
+def explain_release(found: ReleaseResult, shares: pd.Series) -> str:
     r"""What the guarantee means for one person, in words.
 
     For the rarest sensitive value (prior :math:`p`), epsilon-lift privacy bounds the posterior
     by :math:`p e^{\epsilon}` and, two-sided, also by :math:`1 - (1 - p) e^{-\epsilon}` (every
     other value keeps at least :math:`e^{-\epsilon}` of its prior), and from below by
-    :math:`p e^{-\epsilon}`.
+    :math:`p e^{-\epsilon}`. ``shares``: each sensitive value's share of the records, largest
+    first, named after the sensitive column.
     """
-    shares = sensitive.astype(str).value_counts(normalize=True)
     value, prior = str(shares.index[-1]), float(shares.iloc[-1])
     e = found.epsilon
     grows = min(1.0, prior * math.exp(e))
     if found.disclosure == "both":
         grows = min(grows, 1.0 - (1.0 - prior) * math.exp(-e))
     text = (
-        f"Seeing a released record, an adversary's belief that the person's {sensitive.name} is "
+        f"Seeing a released record, an adversary's belief that the person's {shares.name} is "
         f"{value} can grow from {prior:.0%} (its share in the data) to at most {grows:.0%}"
     )
     if found.disclosure == "both":

@@ -98,7 +98,7 @@ def prepare_rows(
             detail = ", ".join(f"{c} ({n})" for c, n in na.items())
             raise ValidationError(
                 f"the data must have no missing values; got them in {detail}: choose "
-                "--missing drop or --missing category."
+                "`missing`='drop' or `missing`='category'."
             )
         if missing == "drop" or sensitive in na.index:
             before = len(frame)
@@ -115,13 +115,13 @@ def prepare_rows(
         frame = bin_columns(frame, {c: v for c, v in bins.items() if c in cols})
     binned = set(bins or {})
     if not force and len(frame) > 20:
-        # after binning: --bins rescues a continuous column that would look like an identifier
+        # after binning: `bins` rescues a continuous column that would look like an identifier
         ids = [c for c in cols if frame[c].nunique() == len(frame)]
         if ids:
             raise ValidationError(
                 f"observed column(s) {ids} have a distinct value in every record (identifiers "
-                "leak everything and cannot be estimated); drop them, bin them (--bins COL=k) "
-                "or pass --force."
+                "leak everything and cannot be estimated); drop them, bin them (`bins` COL=k) "
+                "or pass `force`=True."
             )
     if len(frame) > 20:
         near = [
@@ -134,7 +134,7 @@ def prepare_rows(
             warnings.warn(
                 f"observed column {c!r} has a distinct value in {share:.0%} of the records: it "
                 "is nearly an identifier (a record number or a sampling weight?); drop it or "
-                f"bin it (--bins {c}=k)",
+                f"bin it (`bins` {c}=k)",
                 PrivacyWarning,
                 stacklevel=3,
             )
@@ -144,8 +144,8 @@ def prepare_rows(
                 continue
             if pd.api.types.is_numeric_dtype(frame[c]):
                 raise ValidationError(
-                    f"numeric column {c!r} has missing values: bin it first (--bins {c}=k) so "
-                    "that missing becomes its own bin, or use --missing drop."
+                    f"numeric column {c!r} has missing values: bin it first (`bins` {c}=k) so "
+                    "that missing becomes its own bin, or use `missing`='drop'."
                 )
             frame[c] = frame[c].astype(object).where(frame[c].notna(), MISSING_LABEL).astype(str)
     rows = frame.index.to_numpy(dtype=np.int64)

@@ -1,0 +1,62 @@
+"""One audit of one source (docs/architecture.md, layer 6).
+
+- :class:`AuditSpec`: every option once, validated once (Python keywords, the command line,
+  ``audit.toml``);
+- :func:`plan`: the route (in memory, an engine, a streamed learned estimator) and why;
+- :class:`Route`: measure (count or score), decide, label — the three routes implement it;
+- :func:`run`: the audit, returning one :class:`Audit` whose :meth:`Audit.to_dict` is
+  ``leakage.json`` on every route.
+
+Examples
+--------
+>>> import privwatch as pw
+>>> result = pw.audit.run(source=pw.audit.Bundled("compas"), epsilon=1.0, checks=False)
+>>> result.route, result.engine
+('memory', 'pandas')
+"""
+
+from ._json import jsonable
+from ._leakage import LEAKAGE_KEYS, UTILITY_KEYS
+from ._plan import MEMORY_ONLY, plan
+from ._prepare import MISSING_POLICIES, prepare_table
+from ._result import ROUTES, Audit
+from ._route import Bundled, Route, Step
+from ._route_engine import RECORDS_FILE, EngineRoute, propose_epsilon, public_source
+from ._route_memory import BUNDLED, MemoryRoute
+from ._route_stream import STREAM_ESTIMATORS, StreamRoute
+from ._run import run
+from ._spec import DISCLOSURES, ENGINES, ESTIMATORS, AuditSpec
+from ._stamp import file_sha256, make_stamp, privwatch_version
+from ._steps import TARGET_LOSS
+
+__all__ = [
+    "BUNDLED",
+    "DISCLOSURES",
+    "ENGINES",
+    "ESTIMATORS",
+    "LEAKAGE_KEYS",
+    "MEMORY_ONLY",
+    "MISSING_POLICIES",
+    "RECORDS_FILE",
+    "ROUTES",
+    "STREAM_ESTIMATORS",
+    "TARGET_LOSS",
+    "UTILITY_KEYS",
+    "Audit",
+    "AuditSpec",
+    "Bundled",
+    "EngineRoute",
+    "MemoryRoute",
+    "Route",
+    "Step",
+    "StreamRoute",
+    "file_sha256",
+    "jsonable",
+    "make_stamp",
+    "plan",
+    "prepare_table",
+    "privwatch_version",
+    "propose_epsilon",
+    "public_source",
+    "run",
+]

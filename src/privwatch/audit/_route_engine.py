@@ -1,0 +1,254 @@
+"""The engine route: count there, decide here, label there.
+
+The records stay in DuckDB, Polars, Spark, a database or a Parquet lake. measure: one group-by
+in the engine (:func:`privwatch.engines.count_table`, held-out folds from row positions);
+decide: epsilon proposed from the count table when not given (:func:`propose_epsilon`) and the
+release search on the count table (:func:`privwatch.release.find_release`); label: one join in
+the engine (:func:`privwatch.engines.label_records`) that writes every record with its row
+position, released values, risk and flags.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import engines
+from ..exceptions import PrivacyWarning, ValidationError
+from ..measures import leakage_report, log_lift
+from ..release import ReleaseResult, find_release
+from ..watchdog import tradeoff
+from ._leakage import explain_release, stable_leakage
+from ._result import Audit
+from ._route import Route, Step
+from ._spec import AuditSpec
+from ._stamp import make_stamp
+from ._steps import TARGET_LOSS, settings_record
+
+__all__ = ["RECORDS_FILE", "EngineRoute", "propose_epsilon", "public_source"]
+
+#: The file the labelled records (scores and release) go to in the output folder.
+RECORDS_FILE = "release.parquet"
+
+
+def public_source(source: Any) -> str:
+    """The source as it may be printed: a URL without its password, a path as given."""
+    text = str(source) if isinstance(source, str | os.PathLike) else type(source).__name__
+    if "://" not in text:
+        return text
+    scheme, rest = text.split("://", 1)
+    netloc, sep, path = rest.partition("/")
+    if "@" in netloc:
+        user, host = netloc.rsplit("@", 1)
+        netloc = f"{user.split(':', 1)[0]}:***@{host}" if ":" in user else f"{user}@{host}"
+    return f"{scheme}://{netloc}{sep}{path}"
+
+
+def propose_epsilon(joint: np.ndarray) -> tuple[float, str, pd.DataFrame]:
+    r"""The smallest epsilon on the watchdog tradeoff curve of ``joint[s, x]`` whose release
+    loses at most :data:`~privwatch.audit.TARGET_LOSS` of the information in the observed
+    columns (NMIL, Sadeghi et al. eq. 9) — the in-memory audit's rule, on the count table.
+
+    The grid runs from 0.02 to 1.05 times the 0.999 quantile of the record risk
+    :math:`\max_s |i(s, x)|` (40 points). Returns ``(epsilon, reason, curve)``.
+
+    Examples
+    --------
+    >>> eps, why, curve = propose_epsilon(np.array([[0.3, 0.1, 0.1], [0.1, 0.3, 0.1]]))
+    >>> round(eps, 4)
+    0.7097
+    """
+    p = np.asarray(joint, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ll = np.abs(log_lift(p))
+    ll = np.where(p > 0, ll, 0.0)
+    risk = ll.max(axis=0)
+    weight = p.sum(axis=0)
+    order = np.argsort(risk)
+    cum = np.cumsum(weight[order])
+    top = float(risk[order][min(np.searchsorted(cum, 0.999 * cum[-1]), len(order) - 1)])
+    grid = np.unique(np.round(np.linspace(0.02, max(top, 0.1) * 1.05, 40), 4))
+    curve = tradeoff(p, grid).to_frame()
+    ok = curve[curve["nmil"] <= TARGET_LOSS]
+    if len(ok):
+        return float(ok.iloc[0]["threshold"]), (
+            "smallest epsilon on the tradeoff curve whose release keeps at least "
+            f"{1 - TARGET_LOSS:.0%} of the information in the observed columns"
+        ), curve
+    return float(curve.iloc[-1]["threshold"]), (
+        f"largest epsilon on the grid, since none loses at most {TARGET_LOSS:.0%}"
+    ), curve
+
+
+def _codes(counts: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    return np.asarray(
+        pd.MultiIndex.from_frame(counts[columns].astype(str)).factorize()[0], dtype=np.int64
+    )
+
+
+def _joint(counts: pd.DataFrame, s_code: np.ndarray, x_code: np.ndarray) -> np.ndarray:
+    """``p[s, x]`` of a count table (folds summed)."""
+    p = np.zeros((s_code.max() + 1, x_code.max() + 1))
+    np.add.at(p, (s_code, x_code), counts["count"].to_numpy(dtype=np.float64))
+    return np.asarray(p / p.sum(), dtype=np.float64)
+
+
+def _check_missing(counts: pd.DataFrame, missing: str, keys: list[str]) -> pd.DataFrame:
+    holes = {k: v for k, v in counts.attrs["missing"].items() if v}
+    if not holes:
+        return counts
+    if missing == "drop":
+        return counts.dropna(subset=keys).reset_index(drop=True)
+    raise ValidationError(
+        f"`missing` is 'error' and the source has records with missing values: {holes} "
+        "(records per column); pass `missing`='drop' to leave them out."
+    )
+
+
+@dataclass
+class _Counted:
+    counts: pd.DataFrame
+    engine: str
+    engine_reason: str
+    sensitive: list[str]
+    observed: list[str]
+
+
+@dataclass
+class _Decided:
+    counted: _Counted
+    epsilon: float
+    reason: str
+    curve: pd.DataFrame
+    found: ReleaseResult
+    joint: np.ndarray
+
+
+class EngineRoute(Route):
+    """Count in the engine, search on the count table, label in the engine."""
+
+    name = "engine"
+    steps = 5
+
+    def measure(self, spec: AuditSpec, source: Any, step: Step) -> _Counted:
+        if spec.missing not in ("error", "drop"):
+            raise ValidationError(
+                f"`missing` must be 'error' or 'drop' for an engine source; got {spec.missing!r}."
+            )
+        if not spec.sensitive:
+            raise ValidationError("`sensitive` is required with a file, glob, URL or frame.")
+        if spec.observed is None:
+            raise ValidationError("`observed` is required when auditing in an engine.")
+        sens, obs = list(spec.sensitive), list(spec.observed)
+        keys = obs + ([spec.useful] if spec.useful and spec.useful not in obs else [])
+        step("counting in the engine")
+        counts = engines.count_table(
+            source, sens, keys, engine=self.engine, folds=spec.folds if spec.folds >= 2 else None,
+            seed=spec.seed, table=spec.table,
+        )  # fmt: skip
+        counts = _check_missing(counts, spec.missing, [*sens, *keys])
+        if int(counts["count"].sum()) == 0:
+            raise ValidationError(
+                "`source` must hold at least one record with no missing key value."
+            )
+        return _Counted(counts, str(counts.attrs["engine"]), str(counts.attrs["reason"]), sens, obs)
+
+    def decide(self, spec: AuditSpec, measured: _Counted, step: Step) -> _Decided:
+        c = measured
+        joint = _joint(c.counts, _codes(c.counts, c.sensitive), _codes(c.counts, c.observed))
+        step("proposing epsilon")
+        epsilon, reason, curve = propose_epsilon(joint)
+        if spec.epsilon is not None:
+            epsilon, reason = float(spec.epsilon), "given by the user"
+        step("searching the most informative release")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyWarning)
+            found = find_release(
+                c.counts, c.sensitive, c.observed, epsilon=float(epsilon), folds=spec.folds,
+                rng=spec.seed, counts_column="count", **spec.search_options(),
+            )  # fmt: skip
+        return _Decided(c, float(epsilon), reason, curve, found, joint)
+
+    def label(
+        self, spec: AuditSpec, source: Any, decided: _Decided, out: Path | None, step: Step
+    ) -> Audit:
+        d, c = decided, decided.counted
+        to_file = spec.write_table is None or str(spec.write_table).endswith((".parquet", ".csv"))
+        target = None
+        if to_file and (spec.write_table is not None or out is not None):
+            target = Path(spec.write_table or Path(str(out)) / RECORDS_FILE)
+        written = None
+        if target is not None or not to_file:
+            step("labelling every record in the engine")
+            engines.label_records(
+                source, d.found.mapping, c.observed, out=target, engine=c.engine,
+                table=spec.table, write_table=None if to_file else spec.write_table,
+            )  # fmt: skip
+            written = str(target) if target is not None else f"table {spec.write_table}"
+        return self._audit(spec, source, d, written)
+
+    def _audit(self, spec: AuditSpec, source: Any, d: _Decided, written: str | None) -> Audit:
+        c, found = d.counted, d.found
+        weight = c.counts["count"].to_numpy(dtype=np.float64)
+        s_code = _codes(c.counts, c.sensitive)
+        cells = _codes(found.released.reset_index(drop=True), c.observed)
+        name = "+".join(c.sensitive)
+        shares = _shares(c.counts, c.sensitive, weight, name)
+        after = np.zeros((s_code.max() + 1, cells.max() + 1))
+        np.add.at(after, (s_code, cells), weight)
+        flagged = found.records["flagged"].to_numpy(dtype=bool)
+        leakage = found.to_dict()
+        leakage["guarantee_in_words"] = explain_release(found, shares)
+        leakage["before"] = leakage_report(d.joint).to_dict()
+        leakage["after"] = leakage_report(after / after.sum()).to_dict()
+        utility = {
+            "information_nats": found.information_nats,
+            "information_input_nats": found.information_input_nats,
+            "flagged_probability": float(weight[flagged].sum() / weight.sum()),
+        }
+        n = int(weight.sum())
+        options = {
+            "sensitive": name, "observed": c.observed, "epsilon": d.epsilon,
+            "delta": None, "epsilon_max": spec.epsilon_max, "estimator": spec.estimator,
+            "missing": spec.missing, "force": spec.force, "max_levels": spec.max_levels,
+            "rng": spec.seed, "disclosure": spec.disclosure,
+            "max_suppressed": spec.max_suppressed, "folds": spec.folds, "useful": spec.useful,
+            "local_recoding": spec.local, "held_out_tolerance": spec.held_out_tolerance,
+            "confidence": spec.confidence, "checks": spec.checks, "engine": self.engine,
+            "table": spec.table,
+        }  # fmt: skip
+        missing = {k: int(v) for k, v in c.counts.attrs["missing"].items()}
+        summary = {
+            "n_records": n, "n_input": n + sum(missing.values()) if spec.missing == "drop" else n,
+            "n_dropped_missing": sum(missing.values()) if spec.missing == "drop" else 0,
+            "sensitive": name, "observed": c.observed,
+            "sensitive_counts": {str(k): int(v) for k, v in (shares * n).round().items()},
+            "n_flagged": int(weight[flagged].sum()), "n_suppressed": found.suppressed_records,
+            "n_observed_symbols": len(c.counts[c.observed].drop_duplicates()),
+        }  # fmt: skip
+        stamp = make_stamp(None, n, len(c.sensitive) + len(c.observed))
+        stamp["input_name"] = public_source(source)
+        return Audit(
+            route=self.name, engine=c.engine, route_reason=c.engine_reason,
+            settings=settings_record(options, None, spec.hierarchies), summary=summary,
+            epsilon=d.epsilon, epsilon_reason=d.reason,
+            leakage=stable_leakage(leakage, utility), stamp=stamp, tradeoff=d.curve,
+            risk=found.records["risk"].to_numpy(dtype=np.float64), risk_weight=weight,
+            found=found, written=written, details={"missing": missing},
+        )  # fmt: skip
+
+
+def _shares(counts: pd.DataFrame, sensitive: list[str], weight: np.ndarray, name: str) -> Any:
+    """Each sensitive value's share of the records, largest first (the joint tuple ``a|b`` for
+    several sensitive columns, as the in-memory route writes it)."""
+    values = counts[sensitive].astype(str).agg("|".join, axis=1)
+    shares = pd.Series(weight, index=values.to_numpy()).groupby(level=0).sum()
+    shares = (shares / shares.sum()).sort_values(ascending=False, kind="stable")
+    shares.name = name
+    return shares

@@ -1,0 +1,217 @@
+"""``AuditSpec``: every option of one audit, held once and validated once.
+
+The command line, ``audit.toml`` and Python keywords all build the same frozen object; the
+routes (:mod:`privwatch.audit._plan`) and the release search read it whole, so no option can be
+dropped on the way down (see docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._validation import check_positive, check_positive_int, check_probability
+from ..estimators import CANDIDATES
+from ..exceptions import ValidationError
+from ..preprocessing import DEFAULT_MAX_LEVELS, BinSpec, parse_bins
+from ..release import Hierarchy, parse_hierarchy_specs
+from ._prepare import MISSING_POLICIES
+
+__all__ = ["DISCLOSURES", "ENGINES", "ESTIMATORS", "AuditSpec"]
+
+#: Names of the log-lift estimators an audit can use (``plugin``: exact counts).
+ESTIMATORS = ("plugin", "classifier", "dv", "auto", *(c for c in CANDIDATES if c != "dv"))
+
+DISCLOSURES = ("both", "positive")
+ENGINES = ("auto", "pandas", "polars", "duckdb", "spark", "sql")
+
+
+def _names(value: str | Sequence[str] | None, name: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    items = value.split(",") if isinstance(value, str) else list(value)
+    if not items or not all(isinstance(c, str) and c.strip() for c in items):
+        raise ValidationError(f"`{name}` must name at least one column; got {value!r}.")
+    return tuple(c.strip() for c in items)
+
+
+@dataclass(frozen=True)
+class AuditSpec:
+    """Every option of one audit (the command line offers the same list as flags).
+
+    Parameters
+    ----------
+    sensitive, observed
+        The sensitive column(s) (several: scored as their joint tuple) and the observed
+        columns (``None``: every other column). A comma-separated string is split.
+    epsilon
+        Threshold on :math:`|\\log \\ell(s, x)|` (nats); ``None`` proposes one.
+    delta, epsilon_max
+        The (epsilon, delta) relaxation of Sadeghi et al. and its cap.
+    estimator
+        ``"plugin"`` (counts) or a learned log-lift estimator (``ESTIMATORS``).
+    bins, hierarchies
+        Explicit binning of numeric columns; ARX-style hierarchy files (or objects) by column.
+    missing, force, max_levels
+        Missing-value policy; allow identifier-like columns; the largest number of values of an
+        unbinned numeric column (plug-in).
+    disclosure, max_suppressed, folds, useful, local, held_out_tolerance, confidence, max_nodes
+        The release search (:func:`privwatch.release.find_release`).
+    checks
+        Compute the classic measures and the inference attack.
+    engine, table, write_table
+        Where the records are counted and labelled; a database table; where the labelled
+        records go (a new database table, or a ``.parquet``/``.csv`` path).
+    seed
+        Random seed of every randomised step (folds, attack, estimators).
+    estimator_params
+        Keyword arguments of the learned estimator (e.g. ``epochs``) on the streamed route.
+    sep, encoding
+        How a CSV (or JSON Lines) file is read.
+    """
+
+    sensitive: tuple[str, ...] | None = None
+    observed: tuple[str, ...] | None = None
+    epsilon: float | None = None
+    delta: float | None = None
+    epsilon_max: float = math.inf
+    estimator: str = "plugin"
+    bins: Mapping[str, BinSpec] = field(default_factory=dict)
+    hierarchies: Mapping[str, str | Path | Hierarchy] = field(default_factory=dict)
+    missing: str = "error"
+    force: bool = False
+    max_levels: int | None = DEFAULT_MAX_LEVELS
+    disclosure: str = "both"
+    max_suppressed: float = 0.05
+    folds: int = 5
+    useful: str | None = None
+    local: bool = True
+    held_out_tolerance: float = 0.05
+    confidence: float | None = None
+    max_nodes: int = 200
+    checks: bool = True
+    engine: str = "auto"
+    table: str | None = None
+    write_table: str | None = None
+    seed: int = 0
+    estimator_params: Mapping[str, Any] = field(default_factory=dict)
+    sep: str = ","
+    encoding: str = "utf-8"
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "sensitive", _names(self.sensitive, "sensitive"))
+        set_(self, "observed", _names(self.observed, "observed"))
+        set_(self, "bins", dict(self.bins or {}))
+        set_(self, "hierarchies", dict(self.hierarchies or {}))
+        set_(self, "estimator_params", dict(self.estimator_params or {}))
+        self._validate()
+
+    def _validate(self) -> None:
+        if self.epsilon is not None:
+            check_positive(self.epsilon, "epsilon")
+        if self.delta is not None:
+            check_probability(self.delta, "delta")
+        if not (isinstance(self.epsilon_max, int | float) and self.epsilon_max > 0):
+            raise ValidationError(f"`epsilon_max` must be positive; got {self.epsilon_max!r}.")
+        for name, allowed in (
+            ("estimator", ESTIMATORS),
+            ("missing", MISSING_POLICIES),
+            ("disclosure", DISCLOSURES),
+            ("engine", ENGINES),
+        ):
+            if getattr(self, name) not in allowed:
+                raise ValidationError(
+                    f"`{name}` must be one of {list(allowed)}; got {getattr(self, name)!r}."
+                )
+        check_probability(self.max_suppressed, "max_suppressed")
+        check_probability(self.held_out_tolerance, "held_out_tolerance")
+        if self.confidence is not None and not 0 < self.confidence < 1:
+            raise ValidationError(
+                f"`confidence` must lie strictly between 0 and 1; got {self.confidence!r}."
+            )
+        if isinstance(self.folds, bool) or not isinstance(self.folds, int) or self.folds < 0:
+            raise ValidationError(f"`folds` must be 0 or an integer >= 2; got {self.folds!r}.")
+        if self.folds == 1:
+            raise ValidationError("`folds` must be 0 (no held-out check) or >= 2; got 1.")
+        check_positive_int(self.max_nodes, "max_nodes")
+        if self.max_levels is not None:
+            check_positive_int(self.max_levels, "max_levels")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ValidationError(f"`seed` must be a non-negative integer; got {self.seed!r}.")
+
+    # -- construction from the other front ends ------------------------------------------
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> AuditSpec:
+        """Build from loosely typed options (the command line, a TOML table): ``bins`` and
+        ``hierarchies`` may be lists of ``COL=...`` strings or tables, column lists may be
+        comma-separated strings. Unknown keys are refused."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ValidationError(
+                f"unknown audit options {unknown}; known: {', '.join(sorted(known))}."
+            )
+        kw = dict(options)
+        if "bins" in kw:
+            kw["bins"] = _as_bins(kw["bins"])
+        if "hierarchies" in kw:
+            kw["hierarchies"] = _as_hierarchies(kw["hierarchies"])
+        return cls(**{k: v for k, v in kw.items() if v is not None or k in _NULLABLE})
+
+    @classmethod
+    def from_toml(cls, path: str | Path, **overrides: Any) -> AuditSpec:
+        """Read ``audit.toml`` (its ``[audit]`` table, or the top level); ``overrides`` win."""
+        try:
+            raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ValidationError(
+                f"`config` must be a readable TOML file; got {str(path)!r} ({exc})."
+            ) from None
+        table = raw.get("audit", raw) if isinstance(raw.get("audit"), dict) else raw
+        options = {k.replace("-", "_"): v for k, v in table.items()}
+        return cls.from_options({**options, **overrides})
+
+    def replace(self, **changes: Any) -> AuditSpec:
+        """A copy with ``changes`` (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def sensitive_name(self) -> str:
+        """The sensitive column, or the joint column's name (``a+b``) for several."""
+        if not self.sensitive:
+            raise ValidationError("`sensitive` is required: name the sensitive column.")
+        return "+".join(self.sensitive)
+
+    def search_options(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`privwatch.release.find_release` this spec fixes."""
+        return {
+            "disclosure": self.disclosure,
+            "max_suppressed": self.max_suppressed,
+            "hierarchies": dict(self.hierarchies) or None,
+            "useful": self.useful,
+            "local": self.local,
+            "held_out_tolerance": self.held_out_tolerance,
+            "confidence": self.confidence,
+            "max_nodes": self.max_nodes,
+        }
+
+
+_NULLABLE = {"epsilon", "delta", "observed", "sensitive", "useful", "confidence", "table"}
+
+
+def _as_bins(value: Any) -> dict[str, BinSpec]:
+    if isinstance(value, Mapping):
+        return {str(k): v if isinstance(v, int) else [float(e) for e in v] for k, v in value.items()}
+    return parse_bins([str(v) for v in (value or [])])
+
+
+def _as_hierarchies(value: Any) -> dict[str, str | Path | Hierarchy]:
+    if isinstance(value, Mapping):
+        return dict(value)
+    return dict(parse_hierarchy_specs([str(v) for v in (value or [])]))

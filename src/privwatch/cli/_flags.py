@@ -1,0 +1,55 @@
+"""The one table from Python parameter names to command-line flags.
+
+Library messages name parameters in backticks (`max_suppressed`, `disclosure`='positive');
+:func:`to_flags` rewrites them as the flags a command-line user types (``--max-suppressed``,
+``--disclosure positive``). No module outside ``cli/`` names a flag.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["PARAM_FLAGS", "flag", "to_flags"]
+
+#: Parameters whose flag is not ``--`` + the name with dashes.
+PARAM_FLAGS = {
+    "seed": "--seed",
+    "rng": "--seed",
+    "local": "--local",
+    "hierarchies": "--hierarchy",
+    "hierarchy": "--hierarchy",
+    "save_mechanism": "--save-mechanism",
+    "out": "--out",
+    "source": "DATA",
+    "data": "DATA",
+    "path": "DATA",
+    "dataset": "--dataset",
+    "config": "--config",
+    "specs": "--bins",
+}
+_NAME = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`(?:=(?:'([^']*)'|\"([^\"]*)\"|([^\s,;:)]+)))?")
+
+
+def flag(name: str) -> str:
+    """The flag of parameter ``name`` (``max_suppressed`` -> ``--max-suppressed``)."""
+    return PARAM_FLAGS.get(name, "--" + name.replace("_", "-"))
+
+
+def _replace(match: re.Match[str]) -> str:
+    name = match.group(1)
+    value = next((g for g in match.groups()[1:] if g is not None), None)
+    text = flag(name)
+    if value is None:
+        return text
+    if value in ("True", "False") and text.startswith("--"):
+        return text if value == "True" else "--no-" + text[2:]
+    return f"{text} {value}"
+
+
+def to_flags(message: str) -> str:
+    """``message`` with every backticked parameter (and ``=value``) written as its flag.
+
+    >>> to_flags("allow `max_suppressed`=0.2 or `disclosure`='positive'")
+    'allow --max-suppressed 0.2 or --disclosure positive'
+    """
+    return _NAME.sub(_replace, message)
