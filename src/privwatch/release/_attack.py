@@ -71,7 +71,8 @@ def bayes_attack_success(joint: ArrayLike) -> float:
 
     .. math:: P_c = \sum_y \max_s p(s, y)
 
-    ``joint[s, y]``: rows = sensitive values, columns = released values (DESIGN.md orientation).
+    ``joint[s, y]``: rows = sensitive values, columns = released values (the orientation of
+    docs/architecture.md).
     This is the posterior Bayes vulnerability (:func:`privwatch.measures.guessing_probability`);
     no attack on the release, whatever its model, does better on records drawn from ``joint``.
 
@@ -145,6 +146,66 @@ def _risk(
     return clip(value), clip(value - error), clip(value + error)
 
 
+def _checked_frames(
+    released: pd.DataFrame,
+    targets: pd.DataFrame,
+    control: pd.DataFrame,
+    quasi_identifiers: str | Sequence[str],
+    sensitive: str,
+) -> tuple[tuple[str, ...], list[pd.DataFrame]]:
+    """The quasi-identifiers, and the three frames checked to hold them and ``sensitive``."""
+    qis = (quasi_identifiers,) if isinstance(quasi_identifiers, str) else tuple(quasi_identifiers)
+    if not qis:
+        raise ValidationError("`quasi_identifiers` must name at least one column; got none.")
+    if not isinstance(sensitive, str):
+        raise ValidationError(f"`sensitive` must be one column name; got {short_repr(sensitive)}.")
+    if sensitive in qis:
+        raise ValidationError(f"`sensitive` must not be a quasi-identifier; got {sensitive!r}.")
+    columns = [*qis, sensitive]
+    names = ("released", "targets", "control")
+    frames = [
+        _check_frame(f, n, columns)
+        for f, n in zip((released, targets, control), names, strict=True)
+    ]
+    for f, n in zip(frames, names, strict=True):
+        if f[sensitive].isna().any():
+            raise ValidationError(
+                f"`{n}` must have no missing value in the sensitive column {sensitive!r}."
+            )
+    return qis, frames
+
+
+def _guesses(
+    frames: list[pd.DataFrame], qis: tuple[str, ...], sensitive: str, rng: RNGLike
+) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:
+    """The attack on the targets and on the control: (hits, attacks, unmatched) each, and the
+    baseline's hits on the targets (see :func:`inference_attack`)."""
+    gen = check_rng(rng)
+    columns = [*qis, sensitive]
+    sizes = np.cumsum([0, *(len(f) for f in frames)])
+    both = pd.concat([f[columns] for f in frames], ignore_index=True)
+    cells = np.asarray(
+        both.groupby(list(qis), sort=False, dropna=False, observed=True).ngroup(), dtype=np.intp
+    )
+    values = np.asarray(pd.factorize(both[sensitive])[0], dtype=np.intp)
+    n_cells, n_values = int(cells.max()) + 1, int(values.max()) + 1
+    rel = slice(sizes[0], sizes[1])
+    counts = np.bincount(cells[rel] * n_values + values[rel], minlength=n_cells * n_values)
+    counts = counts.reshape(n_cells, n_values).astype(np.float64)
+    overall = counts.sum(axis=0)
+    baseline = int(np.argmax(overall + 0.5 * gen.random(n_values)))
+    present = counts.sum(axis=1) > 0
+    guess = np.where(present, np.argmax(counts + 0.5 * gen.random(counts.shape), axis=1), baseline)
+
+    def score(i: int) -> tuple[int, int, int]:
+        part = slice(sizes[i], sizes[i + 1])
+        hits = int((guess[cells[part]] == values[part]).sum())
+        unmatched = int((~present[cells[part]]).sum())
+        return hits, int(sizes[i + 1] - sizes[i]), unmatched
+
+    return score(1), score(2), int((values[sizes[1] : sizes[2]] == baseline).sum())
+
+
 def inference_attack(
     released: pd.DataFrame,
     targets: pd.DataFrame,
@@ -191,47 +252,8 @@ def inference_attack(
     >>> r.n_success_targets, r.n_success_control, r.control_unmatched
     (3, 1, 1)
     """
-    qis = (quasi_identifiers,) if isinstance(quasi_identifiers, str) else tuple(quasi_identifiers)
-    if not qis:
-        raise ValidationError("`quasi_identifiers` must name at least one column; got none.")
-    if not isinstance(sensitive, str):
-        raise ValidationError(f"`sensitive` must be one column name; got {short_repr(sensitive)}.")
-    if sensitive in qis:
-        raise ValidationError(f"`sensitive` must not be a quasi-identifier; got {sensitive!r}.")
-    columns = [*qis, sensitive]
-    frames = [
-        _check_frame(f, n, columns)
-        for f, n in ((released, "released"), (targets, "targets"), (control, "control"))
-    ]
-    for f, n in zip(frames, ("released", "targets", "control"), strict=True):
-        if f[sensitive].isna().any():
-            raise ValidationError(
-                f"`{n}` must have no missing value in the sensitive column {sensitive!r}."
-            )
-    gen = check_rng(rng)
-    sizes = np.cumsum([0, *(len(f) for f in frames)])
-    both = pd.concat([f[columns] for f in frames], ignore_index=True)
-    cells = np.asarray(
-        both.groupby(list(qis), sort=False, dropna=False, observed=True).ngroup(), dtype=np.intp
-    )
-    values = np.asarray(pd.factorize(both[sensitive])[0], dtype=np.intp)
-    n_cells, n_values = int(cells.max()) + 1, int(values.max()) + 1
-    rel = slice(sizes[0], sizes[1])
-    counts = np.bincount(cells[rel] * n_values + values[rel], minlength=n_cells * n_values)
-    counts = counts.reshape(n_cells, n_values).astype(np.float64)
-    overall = counts.sum(axis=0)
-    baseline = int(np.argmax(overall + 0.5 * gen.random(n_values)))
-    present = counts.sum(axis=1) > 0
-    guess = np.where(present, np.argmax(counts + 0.5 * gen.random(counts.shape), axis=1), baseline)
-
-    def score(i: int) -> tuple[int, int, int]:
-        part = slice(sizes[i], sizes[i + 1])
-        hits = int((guess[cells[part]] == values[part]).sum())
-        unmatched = int((~present[cells[part]]).sum())
-        return hits, int(sizes[i + 1] - sizes[i]), unmatched
-
-    (hit_t, n_t, miss_t), (hit_c, n_c, miss_c) = score(1), score(2)
-    hit_b = int((values[sizes[1] : sizes[2]] == baseline).sum())
+    qis, frames = _checked_frames(released, targets, control, quasi_identifiers, sensitive)
+    (hit_t, n_t, miss_t), (hit_c, n_c, miss_c), hit_b = _guesses(frames, qis, sensitive, rng)
     w_t = wilson_interval(hit_t, n_t, confidence_level)
     w_c = wilson_interval(hit_c, n_c, confidence_level)
     w_b = wilson_interval(hit_b, n_t, confidence_level)

@@ -163,6 +163,48 @@ def classic_counts(
     return flat.reshape(n_classes, m)
 
 
+def _checked_columns(
+    frame: pd.DataFrame,
+    quasi_identifiers: str | Sequence[str],
+    sensitive: str | Sequence[str],
+    numeric_sensitive: Iterable[str] | None,
+) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, bool]]:
+    """The quasi-identifiers, the sensitive columns, and which of those are ordered."""
+    if not isinstance(frame, pd.DataFrame):
+        raise ValidationError(f"`frame` must be a pandas DataFrame; got {type(frame).__name__}.")
+    if len(frame) == 0:
+        raise ValidationError("`frame` must have at least one row; got an empty frame.")
+    qis = _names(quasi_identifiers, "quasi_identifiers", frame)
+    sens = _names(sensitive, "sensitive", frame)
+    overlap = set(qis) & set(sens)
+    if overlap:
+        raise ValidationError(
+            f"`sensitive` must not repeat a quasi-identifier; got {sorted(overlap)[0]!r} in both."
+        )
+    if numeric_sensitive is None:
+        return qis, sens, {s: _is_ordered(frame[s]) for s in sens}
+    listed = [numeric_sensitive] if isinstance(numeric_sensitive, str) else list(numeric_sensitive)
+    chosen = set(_names(listed, "numeric_sensitive", frame)) if listed else set()
+    if not chosen <= set(sens):
+        raise ValidationError(
+            f"`numeric_sensitive` must be a subset of `sensitive`; got "
+            f"{sorted(chosen - set(sens))[0]!r}."
+        )
+    return qis, sens, {s: s in chosen for s in sens}
+
+
+def _checked_thresholds(thresholds: Mapping[str, float] | None) -> dict[str, float]:
+    """:data:`CLASSIC_THRESHOLDS` with the overrides of ``thresholds``."""
+    limits = {name: float(spec[0]) for name, spec in CLASSIC_THRESHOLDS.items()}
+    for name, value in (thresholds or {}).items():
+        if name not in limits:
+            raise ValidationError(
+                f"`thresholds` must use the names {sorted(limits)}; got {name!r}."
+            )
+        limits[name] = check_nonnegative(value, f"thresholds[{name!r}]")
+    return limits
+
+
 def classic_report(
     frame: pd.DataFrame,
     quasi_identifiers: str | Sequence[str],
@@ -200,44 +242,14 @@ def classic_report(
     >>> r.to_dict()["table"]["k_anonymity"]["passes"]
     False
     """
-    if not isinstance(frame, pd.DataFrame):
-        raise ValidationError(f"`frame` must be a pandas DataFrame; got {type(frame).__name__}.")
-    if len(frame) == 0:
-        raise ValidationError("`frame` must have at least one row; got an empty frame.")
-    qis = _names(quasi_identifiers, "quasi_identifiers", frame)
-    sens = _names(sensitive, "sensitive", frame)
-    overlap = set(qis) & set(sens)
-    if overlap:
-        raise ValidationError(
-            f"`sensitive` must not repeat a quasi-identifier; got {sorted(overlap)[0]!r} in both."
-        )
-    if numeric_sensitive is None:
-        ordered = {s: _is_ordered(frame[s]) for s in sens}
-    else:
-        listed = (
-            [numeric_sensitive] if isinstance(numeric_sensitive, str) else list(numeric_sensitive)
-        )
-        chosen = set(_names(listed, "numeric_sensitive", frame)) if listed else set()
-        if not chosen <= set(sens):
-            raise ValidationError(
-                f"`numeric_sensitive` must be a subset of `sensitive`; got "
-                f"{sorted(chosen - set(sens))[0]!r}."
-            )
-        ordered = {s: s in chosen for s in sens}
-    limits = {name: float(spec[0]) for name, spec in CLASSIC_THRESHOLDS.items()}
-    for name, value in (thresholds or {}).items():
-        if name not in limits:
-            raise ValidationError(
-                f"`thresholds` must use the names {sorted(limits)}; got {name!r}."
-            )
-        limits[name] = check_nonnegative(value, f"thresholds[{name!r}]")
+    qis, sens, ordered = _checked_columns(frame, quasi_identifiers, sensitive, numeric_sensitive)
+    limits = _checked_thresholds(thresholds)
     for s in sens:
         if frame[s].isna().any():
             raise ValidationError(
                 f"`frame` must have no missing values in sensitive column {s!r}; got "
                 f"{int(frame[s].isna().sum())} missing."
             )
-
     per_attribute: dict[str, dict[str, float]] = {}
     n_values: dict[str, int] = {}
     counts = classic_counts(frame, qis, sens[0], ordered=ordered[sens[0]])

@@ -1,0 +1,77 @@
+"""The records of a release request counted: held-out folds, hierarchies, the count table.
+
+Everything the search needs from the data is one count per (observed tuple, sensitive value,
+fold) (:class:`~privwatch.release._cells.CountTable`) and the labels each tuple can be released
+as (:class:`~privwatch.release._search.ReleaseSpace`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..engines import fold_of
+from ..exceptions import ValidationError
+from ._cells import CountTable
+from ._hierarchy import Hierarchy, build_hierarchies
+from ._options import SearchOptions
+from ._search import FloatArray, IntArray, ReleaseSpace
+
+__all__ = ["count_space", "record_folds"]
+
+
+def record_folds(
+    frame: pd.DataFrame, folds: int, counts_column: str | None, rng: int
+) -> tuple[IntArray, FloatArray | None]:
+    """The held-out fold of every row and, for a count table, its record count.
+
+    Records get the fold of their row position that every engine computes
+    (:func:`privwatch.engines.fold_of`); a count table brings its own ``fold`` column.
+    """
+    if counts_column is None:
+        if folds < 2:
+            return np.zeros(len(frame), dtype=np.int64), None
+        return np.asarray(fold_of(np.arange(len(frame)), folds, rng), dtype=np.int64), None
+    weights = frame[counts_column].to_numpy(dtype=float)
+    if folds < 2:
+        return np.zeros(len(frame), dtype=np.int64), weights
+    if "fold" not in frame.columns:
+        raise ValidationError("a count table needs a 'fold' column for the held-out check.")
+    fold = frame["fold"].to_numpy(dtype=np.int64)
+    if fold.min() < 0 or fold.max() >= folds:
+        raise ValidationError(f"the count table's folds must lie in 0..{folds - 1}.")
+    return fold, weights
+
+
+def count_space(
+    frame: pd.DataFrame,
+    sensitive: Sequence[str],
+    observed: Sequence[str],
+    hierarchies: Mapping[str, str | Path | Hierarchy] | None,
+    options: SearchOptions,
+    folds: int,
+    counts_column: str | None,
+    rng: int,
+) -> tuple[ReleaseSpace, IntArray]:
+    """The release space of ``frame`` and each row's tuple row in its count table.
+
+    ``folds`` < 2: one fold; ``counts_column``: ``frame`` is a count table with that column of
+    record counts; with ``options.useful``, each tuple row is one (observed tuple, useful value)
+    pair.
+    """
+    fold, weights = record_folds(frame, folds, counts_column, rng)
+    hier = build_hierarchies(frame, observed, hierarchies, weights=weights)
+    table, row_of = CountTable.from_frame(
+        frame,
+        sensitive,
+        observed,
+        hier,
+        folds=fold,
+        n_folds=max(folds, 1),
+        useful=options.useful,
+        weights=weights,
+    )
+    return ReleaseSpace(table, hier), row_of

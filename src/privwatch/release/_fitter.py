@@ -1,0 +1,156 @@
+"""One search at one set of options: global recoding, then local refinement, and its check.
+
+:class:`Fitter` is the only place a release is searched: on all records, on each held-out fold's
+training folds, at each frontier point and for each alternative, always from a whole
+:class:`~privwatch.release._options.SearchOptions`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..exceptions import PrivwatchError
+from ._cells import LiftBox, cell_counts, group_rows
+from ._heldout import HeldOut, held_out_check
+from ._local import refine_locally
+from ._options import SearchOptions
+from ._search import (
+    FloatArray,
+    Plan,
+    ReleaseSpace,
+    finest_bound,
+    information,
+    release_cells,
+    search_global,
+)
+
+__all__ = ["Fit", "Fitter", "in_sample_check", "input_information", "kept_information"]
+
+
+class Fit(NamedTuple):
+    """The outcome of one search.
+
+    Attributes
+    ----------
+    plan : Plan
+        The release: the better of the global recoding and its local refinement.
+    information_global : float
+        Information kept by the best global recoding (nats).
+    information_local : float or None
+        Information kept by the best local refinement (None without ``local``).
+    nodes_evaluated : int
+        Lattice nodes the global search evaluated.
+    node : tuple of int
+        The global recoding's level per observed column.
+    """
+
+    plan: Plan
+    information_global: float
+    information_local: float | None
+    nodes_evaluated: int
+    node: tuple[int, ...]
+
+    def generalisation(self, space: ReleaseSpace) -> dict[str, Any]:
+        """Per observed column: its level (global) or how many tuples sit at each level."""
+        cols = space.table.observed
+        if self.plan.kind == "global":
+            return {
+                c: {"level": int(self.node[j]), "levels": int(space.n_levels[j])}
+                for j, c in enumerate(cols)
+            }
+        out: dict[str, Any] = {}
+        for j, c in enumerate(cols):
+            levels, counts = np.unique(self.plan.levels[:, j], return_counts=True)
+            out[c] = {
+                "levels": int(space.n_levels[j]),
+                "tuples_at_level": {int(lv): int(k) for lv, k in zip(levels, counts, strict=True)},
+            }
+        return out
+
+
+class Fitter:
+    """Search (global, then local refinement) with one set of options on given counts.
+
+    Parameters
+    ----------
+    space : ReleaseSpace
+        The count table and the labels reachable from each of its tuples.
+    options : SearchOptions
+        Everything the search is asked to do; :attr:`box` is its lift test.
+    """
+
+    def __init__(self, space: ReleaseSpace, options: SearchOptions) -> None:
+        self.space, self.options = space, options
+        table = space.table
+        self.box = LiftBox(
+            table.total().sum(0),
+            table.marginals(),
+            options.epsilon,
+            options.disclosure,
+            options.confidence,
+        )
+
+    def fit(self, counts: FloatArray) -> Fit:
+        """The best release of ``counts`` (rows: the space's tuples; columns: sensitive values)."""
+        o, space = self.options, self.space
+        best, evaluated = search_global(
+            space, counts, self.box, o.max_suppressed, max_nodes=o.max_nodes
+        )
+        plan, value_local = best.plan, None
+        if o.local:
+            root = Plan(
+                np.tile(space.n_levels - 1, (counts.shape[0], 1)),
+                np.ones(counts.shape[0], dtype=bool),
+            )
+            # refining the root cannot beat a global release that keeps the finest information
+            starts = [best.plan, root]
+            if best.information >= finest_bound(space, counts) - 1e-12:
+                starts = [best.plan]
+            candidates = [refine_locally(space, p, counts, self.box) for p in starts]
+            values = [information(space, *release_cells(space, p), counts) for p in candidates]
+            i = int(np.argmax(values))
+            value_local = values[i]
+            if value_local > best.information + 1e-12:
+                plan = candidates[i]
+        return Fit(plan, best.information, value_local, evaluated, best.levels)
+
+    def plan(self, counts: FloatArray) -> Plan:
+        """The release of ``counts`` alone (what the held-out check cross-fits)."""
+        return self.fit(counts).plan
+
+    def held_out(self, rng: int) -> HeldOut:
+        """This search cross-fitted over the table's folds and checked on held-out records
+        (:func:`~privwatch.release._heldout.held_out_check`, its draws seeded by ``rng``)."""
+        table = self.space.table
+        return held_out_check(
+            self.space, table, self.plan, self.box, rng=np.random.default_rng(rng)
+        )
+
+
+def in_sample_check(space: ReleaseSpace, box: LiftBox, plan: Plan) -> tuple[float, FloatArray]:
+    """The worst log-lift of the released cells on all records, overall and per guarantee (the
+    joint tuple, then each sensitive attribute); raises if a cell breaks epsilon (never ship a
+    release that breaks its promise)."""
+    total = space.table.total()
+    ct = cell_counts(*release_cells(space, plan), total)
+    worst = float(box.worst(ct).max())
+    if worst > box.epsilon + 1e-9:
+        raise PrivwatchError(
+            f"internal error: the searched release breaks epsilon ({worst:.6g} > "
+            f"{box.epsilon}); please report it."
+        )
+    return worst, np.asarray(box.worst_by_group(ct).max(0), dtype=float)
+
+
+def input_information(space: ReleaseSpace) -> float:
+    """The information of the input itself (every tuple its own cell), in nats."""
+    zero = np.zeros(space.table.codes.shape, dtype=np.int64)
+    total = space.table.total()
+    return information(space, *group_rows(space.keys(zero)), total)
+
+
+def kept_information(space: ReleaseSpace, plan: Plan) -> float:
+    """The information the release ``plan`` of all records keeps, in nats."""
+    return information(space, *release_cells(space, plan), space.table.total())

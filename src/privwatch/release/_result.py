@@ -1,0 +1,86 @@
+"""What :func:`~privwatch.release.find_release` returns, and the warning of a release not met."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ._heldout import HeldOut
+from ._hierarchy import Hierarchy
+
+__all__ = ["ReleaseNotMetWarning", "ReleaseResult"]
+
+
+class ReleaseNotMetWarning(UserWarning):
+    """The requested guarantee could not be delivered (see ``ReleaseResult.reasons``)."""
+
+
+@dataclass
+class ReleaseResult:
+    """A release with its in-sample guarantee, held-out figures and the search's frontier.
+
+    ``satisfied`` is False when one of ``reasons`` holds; ``alternatives`` then name the
+    nearest settings that were searched and checked the same way. ``released`` holds the
+    released observed values of every record (input order), ``records`` each record's risk,
+    flags and advice, ``mapping`` one row per observed tuple with its released values (what an
+    engine joins to label records). :meth:`to_dict` is the release part of ``leakage.json``.
+    """
+
+    satisfied: bool
+    reasons: list[str]
+    alternatives: list[str]
+    epsilon: float
+    disclosure: str
+    max_suppressed: float
+    method: str
+    generalisation: dict[str, Any]
+    information_nats: float
+    information_global_nats: float
+    information_local_nats: float | None
+    information_input_nats: float
+    suppressed_records: int
+    perturbed_records: int
+    n_records: int
+    max_log_lift: float
+    max_log_lift_by_attribute: dict[str, float]
+    held_out: HeldOut | None
+    frontier: list[dict[str, Any]]
+    nodes_evaluated: int
+    search_complete: bool
+    released: pd.DataFrame = field(repr=False)
+    records: pd.DataFrame = field(repr=False)
+    hierarchies: dict[str, Hierarchy] = field(repr=False, default_factory=dict)
+    mapping: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``release`` / ``guarantee`` / ``held_out`` / ``frontier`` parts of leakage.json."""
+        return {
+            "status": "met" if self.satisfied else "not_met",
+            "reasons": list(self.reasons),
+            "alternatives": list(self.alternatives),
+            "release": {
+                "method": self.method,
+                "generalisation": self.generalisation,
+                "entropy_nats": self.information_nats,
+                "information_global_nats": self.information_global_nats,
+                "information_local_nats": self.information_local_nats,
+                "information_input_nats": self.information_input_nats,
+                "suppressed_records": self.suppressed_records,
+                "perturbed_records": self.perturbed_records,
+                "n_records": self.n_records,
+                "nodes_evaluated": self.nodes_evaluated,
+                "search_complete": self.search_complete,
+            },
+            "guarantee": {
+                "epsilon": self.epsilon,
+                "disclosure": self.disclosure,
+                "max_suppressed": self.max_suppressed,
+                "max_log_lift_in_sample": self.max_log_lift,
+                "max_log_lift_by_attribute": self.max_log_lift_by_attribute,
+                "scope": "exact for the fitted (in-sample) distribution; see held_out",
+            },
+            "held_out": None if self.held_out is None else self.held_out.to_dict(),
+            "frontier": self.frontier,
+        }
