@@ -290,30 +290,23 @@ def test_release_from_an_engine_count_table_equals_the_pandas_release(tmp_path: 
     _ = hier
 
 
-def test_release_source_writes_every_record_through_the_engine(tmp_path: Path) -> None:
+def test_count_table_release_writes_every_record_through_the_engine(tmp_path: Path) -> None:
+    """Count in the engine, search on the count table, label every record in the engine: the
+    records written are those of the release searched on the records themselves."""
     pytest.importorskip("duckdb")
-    from privwatch.release import release_source
+    from privwatch import engines
 
     df, hier = _random_table(8)
     path = tmp_path / "in.parquet"
     df.to_parquet(path)
     out = tmp_path / "release.parquet"
+    kw = {"epsilon": 0.5, "folds": 0, "hierarchies": hier, "frontier_epsilons": []}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ReleaseNotMetWarning)
-        r = release_source(
-            str(path),
-            "s",
-            list("abc"),
-            epsilon=0.5,
-            engine="duckdb",
-            out=out,
-            folds=0,
-            hierarchies=hier,
-            frontier_epsilons=[],
-        )
-        direct = find_release(
-            df, "s", list("abc"), epsilon=0.5, folds=0, hierarchies=hier, frontier_epsilons=[]
-        )
+        counts = engines.count_table(str(path), ["s"], list("abc"), engine="duckdb")
+        r = find_release(counts, "s", list("abc"), counts_column="count", **kw)
+        direct = find_release(df, "s", list("abc"), **kw)
+    engines.label_records(str(path), r.mapping, list("abc"), out=out, engine="duckdb")
     written = pd.read_parquet(out).sort_values("privwatch_row")  # written in scan order
     assert len(written) == len(df)
     for c in "abc":
