@@ -205,7 +205,7 @@ def _obfuscator_kind(tmp: Path) -> SavedKind:
 def _generalisation_kind(tmp: Path) -> SavedKind:
     from privwatch.audit import run
     from privwatch.release import Generalisation
-    from privwatch.report._mechanism import save_mechanism
+
 
     g = np.random.default_rng(3)
     s = g.integers(0, 2, 400)
@@ -222,7 +222,7 @@ def _generalisation_kind(tmp: Path) -> SavedKind:
             source=df, sensitive="s", observed=["a", "age"], epsilon=0.5, bins={"age": 3},
             seed=0, checks=False,
         )  # fmt: skip
-    save_mechanism(result, tmp / "mechanism.json")
+    result.generalisation().save(tmp / "mechanism.json")
 
     def outputs(p: Path) -> np.ndarray:
         applied = Generalisation.load(p).apply(df)

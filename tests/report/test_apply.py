@@ -13,7 +13,7 @@ import pytest
 from privwatch.audit import file_sha256, run
 from privwatch.exceptions import TamperedFileError, ValidationError
 from privwatch.report._apply import APPLY_FILES, apply_saved_mechanism
-from privwatch.report._mechanism import save_mechanism
+
 
 
 def _table(n: int = 400, seed: int = 3) -> pd.DataFrame:
@@ -34,7 +34,7 @@ def fitted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame
     d = tmp_path_factory.mktemp("fit")
     df = _table()
     result = run(source=df, sensitive="s", observed=["a", "b"], epsilon=0.3, folds=0, checks=False)
-    return save_mechanism(result, d / "m.json"), df, result.release
+    return result.generalisation().save(d / "m.json"), df, result.release
 
 
 def test_writes_release_and_summary_of_a_new_batch(
@@ -85,7 +85,7 @@ def test_refuses_a_full_folder_unless_overwrite(
     out = tmp_path / "out"
     out.mkdir()
     (out / "release.csv").write_text("old")
-    with pytest.raises(ValidationError, match="--out must be an empty or new folder"):
+    with pytest.raises(ValidationError, match="`out` must be an empty or new folder"):
         apply_saved_mechanism(mech, data, out)
     assert (out / "release.csv").read_text() == "old"
     apply_saved_mechanism(mech, data, out, overwrite=True)

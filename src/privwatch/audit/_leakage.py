@@ -23,10 +23,10 @@ __all__ = [
     "LEAKAGE_KEYS",
     "UTILITY_KEYS",
     "explain_release",
-    "stable_leakage",
     "leakage_of_search",
     "leakage_of_watchdog",
     "release_leakage",
+    "stable_leakage",
 ]
 
 #: Keys of ``Audit.leakage`` (and of the same part of leakage.json), in order.
@@ -74,7 +74,7 @@ def leakage_of_search(
     exact leakage of the observed columns (before) and of the released cells (after)."""
     leakage = found.to_dict()
     leakage["guarantee_in_words"] = explain_release(
-        found, sensitive.astype(str).value_counts(normalize=True).rename(sensitive.name)
+        found, sensitive.astype(str).value_counts(normalize=True).rename(str(sensitive.name))
     )
     leakage["before"] = wd.leakage_before_.to_dict()
     leakage["after"] = release_leakage(sensitive, released).to_dict()

@@ -17,7 +17,7 @@ from ._spec import AuditSpec
 
 __all__ = ["MEMORY_ONLY", "STREAM_ESTIMATORS", "plan"]
 #: Options that need the records in memory, with the value that means "not used".
-MEMORY_ONLY = {"bins": {}, "delta": None, "estimator": "plugin"}
+MEMORY_ONLY: dict[str, object] = {"bins": {}, "delta": None, "estimator": "plugin"}
 
 
 def plan(spec: AuditSpec, source: Any) -> Route:
@@ -46,8 +46,8 @@ def plan(spec: AuditSpec, source: Any) -> Route:
     if spec.estimator != "plugin":
         raise ValidationError(
             f"`estimator` {spec.estimator!r} needs the records in memory; on a source counted "
-            f"in the {engine} engine ({reason}) use 'plugin', or one of {sorted(STREAM_ESTIMATORS)} "
-            "(streamed from Parquet files)."
+            f"in the {engine} engine ({reason}) use 'plugin', or one of "
+            f"{sorted(STREAM_ESTIMATORS)} (streamed from Parquet files)."
         )
     for name, unused in MEMORY_ONLY.items():
         if getattr(spec, name) != unused:

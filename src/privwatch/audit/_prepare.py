@@ -64,6 +64,36 @@ def resolve_bins(
     return out
 
 
+def _check_identifiers(
+    frame: pd.DataFrame, cols: Sequence[str], binned: set[str], force: bool
+) -> None:
+    """Refuse observed columns that identify every record; warn on nearly identifying ones."""
+    if not force and len(frame) > 20:
+        # after binning: `bins` rescues a continuous column that would look like an identifier
+        ids = [c for c in cols if frame[c].nunique() == len(frame)]
+        if ids:
+            raise ValidationError(
+                f"observed column(s) {ids} have a distinct value in every record (identifiers "
+                "leak everything and cannot be estimated); drop them, bin them (`bins` COL=k) "
+                "or pass `force`=True."
+            )
+    if len(frame) > 20:
+        near = [
+            c
+            for c in cols
+            if c not in binned and frame[c].nunique() >= NEAR_IDENTIFIER_SHARE * len(frame)
+        ]
+        for c in near:
+            share = frame[c].nunique() / len(frame)
+            warnings.warn(
+                f"observed column {c!r} has a distinct value in {share:.0%} of the records: it "
+                "is nearly an identifier (a record number or a sampling weight?); drop it or "
+                f"bin it (`bins` {c}=k)",
+                PrivacyWarning,
+                stacklevel=4,
+            )
+
+
 def prepare_rows(
     df: pd.DataFrame,
     sensitive: str,
@@ -113,31 +143,7 @@ def prepare_rows(
         )
     if bins:
         frame = bin_columns(frame, {c: v for c, v in bins.items() if c in cols})
-    binned = set(bins or {})
-    if not force and len(frame) > 20:
-        # after binning: `bins` rescues a continuous column that would look like an identifier
-        ids = [c for c in cols if frame[c].nunique() == len(frame)]
-        if ids:
-            raise ValidationError(
-                f"observed column(s) {ids} have a distinct value in every record (identifiers "
-                "leak everything and cannot be estimated); drop them, bin them (`bins` COL=k) "
-                "or pass `force`=True."
-            )
-    if len(frame) > 20:
-        near = [
-            c
-            for c in cols
-            if c not in binned and frame[c].nunique() >= NEAR_IDENTIFIER_SHARE * len(frame)
-        ]
-        for c in near:
-            share = frame[c].nunique() / len(frame)
-            warnings.warn(
-                f"observed column {c!r} has a distinct value in {share:.0%} of the records: it "
-                "is nearly an identifier (a record number or a sampling weight?); drop it or "
-                f"bin it (`bins` {c}=k)",
-                PrivacyWarning,
-                stacklevel=3,
-            )
+    _check_identifiers(frame, cols, set(bins or {}), force)
     if missing == "category":
         for c in cols:
             if not frame[c].isna().any():

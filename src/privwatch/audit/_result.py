@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..release import ReleaseResult
+from ..exceptions import ValidationError
+from ..release import Generalisation, ReleaseResult
 from ..watchdog import Watchdog
 from ._json import jsonable
 from ._leakage import LEAKAGE_KEYS
@@ -87,8 +88,26 @@ class Audit:
             raise AttributeError("`flagged` is kept per record by the in-memory route only.")
         return self.scores["flagged"].to_numpy()
 
+    def generalisation(self) -> Generalisation:
+        """The fitted generalisation as a mechanism to save and apply to new records
+        (:class:`privwatch.release.Generalisation`; the in-memory release search only)."""
+        if self.found is None or self.mechanism is None:
+            raise ValidationError(
+                "`save_mechanism` needs an audit with a searched release of records in memory "
+                "(the plug-in route: `estimator`='plugin', no `delta`); got an audit without one."
+            )
+        return Generalisation.from_release(
+            self.found,
+            sensitive=self.settings["sensitive"],
+            observed=self.settings["observed"],
+            bins=self.settings.get("bins"),
+            table=self.mechanism,
+            input_name=self.stamp.get("input_name"),
+            input_sha256=self.stamp.get("input_sha256"),
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        """The content of ``leakage.json`` (JSON types only; see :data:`privwatch.report.SCHEMA`)."""
+        """The content of ``leakage.json`` (JSON types; schema :data:`privwatch.report.SCHEMA`)."""
         payload = {
             "stamp": self.stamp,
             "route": self.route,

@@ -77,13 +77,19 @@ def propose_epsilon(joint: np.ndarray) -> tuple[float, str, pd.DataFrame]:
     curve = tradeoff(p, grid).to_frame()
     ok = curve[curve["nmil"] <= TARGET_LOSS]
     if len(ok):
-        return float(ok.iloc[0]["threshold"]), (
-            "smallest epsilon on the tradeoff curve whose release keeps at least "
-            f"{1 - TARGET_LOSS:.0%} of the information in the observed columns"
-        ), curve
-    return float(curve.iloc[-1]["threshold"]), (
-        f"largest epsilon on the grid, since none loses at most {TARGET_LOSS:.0%}"
-    ), curve
+        return (
+            float(ok.iloc[0]["threshold"]),
+            (
+                "smallest epsilon on the tradeoff curve whose release keeps at least "
+                f"{1 - TARGET_LOSS:.0%} of the information in the observed columns"
+            ),
+            curve,
+        )
+    return (
+        float(curve.iloc[-1]["threshold"]),
+        (f"largest epsilon on the grid, since none loses at most {TARGET_LOSS:.0%}"),
+        curve,
+    )
 
 
 def _codes(counts: pd.DataFrame, columns: list[str]) -> np.ndarray:

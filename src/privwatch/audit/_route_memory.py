@@ -85,7 +85,9 @@ def _read(spec: AuditSpec, source: Any) -> tuple[AuditSpec, pd.DataFrame, Path |
     """The records, and the spec completed with a bundled data set's defaults."""
     if isinstance(source, Bundled):
         if source.name not in BUNDLED:
-            raise ValidationError(f"`dataset` must be one of {sorted(BUNDLED)}; got {source.name!r}.")
+            raise ValidationError(
+                f"`dataset` must be one of {sorted(BUNDLED)}; got {source.name!r}."
+            )
         load, sens, obs, preset = BUNDLED[source.name]
         observed = list(spec.observed or obs)
         bins = {**(preset if spec.estimator == "plugin" else {}), **spec.bins}
@@ -113,8 +115,8 @@ class MemoryRoute(Route):
             raise ValidationError("`sensitive` is required: name the sensitive column.")
         shape = df.shape
         sens = spec.sensitive[0] if len(spec.sensitive) == 1 else list(spec.sensitive)
-        observed = None if spec.observed is None else list(spec.observed)
-        df, sensitive, observed, components = joint_sensitive(df, sens, observed)
+        listed = None if spec.observed is None else list(spec.observed)
+        df, sensitive, observed, components = joint_sensitive(df, sens, listed)
         est = resolve_estimator(spec.estimator, spec.seed)
         step("preparing the data")
         bins = spec.bins

@@ -113,7 +113,8 @@ class StreamRoute(Route):
         if sens in obs:
             raise ValidationError(f"`observed` must not include the sensitive column {sens!r}.")
         model = STREAM_ESTIMATORS[spec.estimator](rng=spec.seed, **spec.estimator_params)
-        step(f"training {spec.folds} cross-fitted {type(model).__name__} models on streamed batches")
+        name = type(model).__name__
+        step(f"training {spec.folds} cross-fitted {name} models on streamed batches")
         fitted = cross_fit_source(model, str(source), sens, obs, folds=spec.folds, seed=spec.seed)
         return _Trained(fitted, model, files)
 
@@ -138,9 +139,7 @@ class StreamRoute(Route):
         scored = _score_and_write(spec, str(source), decided, path)
         return self._audit(spec, source, decided, scored, path)
 
-    def _audit(
-        self, spec: AuditSpec, source: Any, t: _Trained, sc: _Scored, path: Path
-    ) -> Audit:
+    def _audit(self, spec: AuditSpec, source: Any, t: _Trained, sc: _Scored, path: Path) -> Audit:
         n = int(sc.counts.sum())
         eps = float(spec.epsilon)  # type: ignore[arg-type]  # required by plan()
         basis = (
@@ -180,7 +179,8 @@ class StreamRoute(Route):
             stamp=stamp, risk=risk, risk_weight=np.ones(len(risk)), written=str(path),
             details={
                 "estimator": spec.estimator, "markers": sc.markers,
-                "scoring": f"cross-fitted, {spec.folds} folds (privwatch.engines.fold_of of the row)",
+                "scoring": f"cross-fitted, {spec.folds} folds (privwatch.engines.fold_of of the "
+                "row)",
             },
         )  # fmt: skip
 

@@ -207,7 +207,9 @@ _NULLABLE = {"epsilon", "delta", "observed", "sensitive", "useful", "confidence"
 
 def _as_bins(value: Any) -> dict[str, BinSpec]:
     if isinstance(value, Mapping):
-        return {str(k): v if isinstance(v, int) else [float(e) for e in v] for k, v in value.items()}
+        return {
+            str(k): v if isinstance(v, int) else [float(e) for e in v] for k, v in value.items()
+        }
     return parse_bins([str(v) for v in (value or [])])
 
 

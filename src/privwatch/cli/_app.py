@@ -11,10 +11,10 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from ..audit import privwatch_version
 from ..exceptions import PrivacyWarning, PrivwatchError
 from ..joint import Joint
 from ..preprocessing import DEFAULT_MAX_LEVELS, bin_columns, format_bins
-from ..audit import privwatch_version
 from ._audit import audit_command
 from ._audit_cmd import apply_command, reproduce_command
 from ._io import console, err_console, fail, load_input

@@ -18,9 +18,7 @@ import typer
 from ..audit import AuditSpec, Bundled, plan, run
 from ..exceptions import PrivwatchError, ValidationError
 from ..report import check_writable, write_audit
-from ..report._mechanism import save_mechanism
 from ._audit_options import DEFAULT_MAX_LEVELS, Data, Opt
-from ._flags import to_flags
 from ._io import console, fail, load_config
 from ._print import print_audit, summary_json
 from ._progress import progress
@@ -68,7 +66,7 @@ def _audit(o: dict[str, Any], talk: bool) -> tuple[Any, list[Path], Path]:
         step("writing the outputs")
         written = write_audit(result, target, overwrite=True)
         if o["save_mechanism_to"] is not None:
-            written.append(save_mechanism(result, o["save_mechanism_to"]))
+            written.append(result.generalisation().save(o["save_mechanism_to"]))
     return result, written, target
 
 
@@ -120,7 +118,7 @@ def audit_command(
     try:
         o = load_config(ctx, config)
     except PrivwatchError as exc:
-        fail(to_flags(str(exc)))
+        fail(str(exc))
         return
     created = not Path(o["out"]).exists()
     talk = not (o["quiet"] or o["as_json"])
@@ -129,7 +127,7 @@ def audit_command(
     except (PrivwatchError, OSError) as exc:
         _remove_if_empty(Path(o["out"]), created)
         if isinstance(exc, PrivwatchError):
-            fail(to_flags(str(exc)))
+            fail(str(exc))
         fail(f"could not write the outputs to {o['out']}: {exc}; nothing was left there.")
         return
     seconds = time.perf_counter() - t0

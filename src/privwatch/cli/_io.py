@@ -11,10 +11,11 @@ import pandas as pd
 import typer
 from rich.console import Console
 
-from ..datasets import COMPAS_BINS, COMPAS_OBSERVED, load_compas
+from ..audit import BUNDLED
 from ..engines import read_table
 from ..exceptions import ValidationError
 from ..preprocessing import BinSpec, parse_bins
+from ._flags import to_flags
 
 __all__ = [
     "DATASETS",
@@ -30,15 +31,17 @@ err_console = Console(stderr=True)
 
 #: Bundled data sets: sensitive column, observed columns, plug-in binning preset.
 DATASETS: dict[str, tuple[str, list[str], dict[str, BinSpec]]] = {
-    "compas": ("race", COMPAS_OBSERVED, dict(COMPAS_BINS)),
+    name: (sensitive, observed, preset)
+    for name, (_, sensitive, observed, preset) in BUNDLED.items()
 }
 #: TOML keys whose option name differs from the parameter's.
 ALIASES = {"save_mechanism": "save_mechanism_to", "json": "as_json"}
 
 
 def fail(message: str) -> None:
-    """Print a one-line error and exit with status 2."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    """Print a one-line error (parameters named as flags: :func:`to_flags`) and exit with
+    status 2."""
+    err_console.print(f"[bold red]error:[/] {to_flags(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
 
 
@@ -120,7 +123,7 @@ def load_input(
         cols = cols or list(default_obs)
         spec: dict[str, BinSpec] = {**(preset if preset_bins else {}), **parse_bins(bins or [])}
         spec = {c: v for c, v in spec.items() if c in cols}
-        return load_compas(), sensitive or default_s, cols, spec
+        return BUNDLED[dataset][0](), sensitive or default_s, cols, spec
     if data is None:
         raise ValidationError("give a DATA file or --dataset NAME.")
     if sensitive is None:

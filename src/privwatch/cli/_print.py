@@ -93,7 +93,12 @@ def _watchdog_rows(result: Audit) -> list[tuple[str, str]]:
             )
         )
     if "mutual_information_estimate" in before:
-        rows.append(("mutual information, estimated", f"{fmt(before['mutual_information_estimate'], 3)} nats"))  # noqa: E501
+        rows.append(
+            (
+                "mutual information, estimated",
+                f"{fmt(before['mutual_information_estimate'], 3)} nats",
+            )
+        )
     value = result.leakage["utility"].get("utility_mi")
     if value is not None:
         rows.append(("information kept", f"{fmt(float(value), 3)} nats"))
@@ -126,7 +131,9 @@ def print_audit(result: Audit, proposed: bool) -> None:
         rows.append(("scores and release written to", result.written))
     if "markers" in result.details:
         markers = result.details["markers"]
-        rows.append(("flagged records released as", ", ".join(f"{c}={m}" for c, m in markers.items())))  # noqa: E501
+        rows.append(
+            ("flagged records released as", ", ".join(f"{c}={m}" for c, m in markers.items()))
+        )
     where = {"memory": "", "engine": f" in {result.engine}", "stream": ", streamed batches"}
     figures(f"privwatch audit{where[result.route]}", rows)
     for line in [classic_line(result), *attack_lines(result)]:

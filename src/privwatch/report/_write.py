@@ -16,14 +16,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..audit import Audit, jsonable
+from ..audit import Audit
 from ..exceptions import ValidationError
 from ._figures import plot_curve, plot_risk
 from ._html import render_report
 
 __all__ = [
-    "OUTPUT_FILES",
     "COMMON_FILES",
+    "OUTPUT_FILES",
     "RECORD_FILES",
     "STAGING_PREFIX",
     "check_writable",
