@@ -204,7 +204,7 @@ NOT_DRIVEN: dict[str, str] = {
 #: the option it parses, e.g. `bins`; the CLI maps such names to its flags).
 ARG_NAMES: dict[str, dict[str, str]] = {
     "preprocessing.parse_bins": {"specs": "bins"},
-    "release.parse_hierarchy_specs": {"specs": "--hierarchy"},
+    "release.parse_hierarchy_specs": {"specs": "hierarchies"},
 }
 
 HUGE = 10**13
