@@ -148,7 +148,7 @@ def _result(
         information_global_nats=fit.information_global,
         information_local_nats=fit.information_local,
         information_input_nats=input_information(space),
-        suppressed_records=round(total[plan.suppressed].sum()),
+        suppressed_records=round(plan.suppressed_records(total)),
         perturbed_records=0,
         n_records=space.table.n_records,
         max_log_lift=worst,

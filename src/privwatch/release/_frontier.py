@@ -22,7 +22,7 @@ DEFAULT_EPSILONS = (0.25, 0.5, 1.0, 2.0, 3.0)
 
 def suppressed_share(plan: Plan, total: FloatArray) -> float:
     """The share of the records that ``plan`` suppresses."""
-    return float(total[plan.suppressed].sum() / total.sum())
+    return float(plan.suppressed_records(total) / total.sum())
 
 
 def frontier_points(

@@ -111,6 +111,11 @@ class Plan:
     def copy(self) -> Plan:
         return Plan(self.levels.copy(), self.suppressed.copy(), self.kind)
 
+    def suppressed_records(self, counts: FloatArray) -> float:
+        """How many of the records counted in ``counts`` (rows: tuple rows) it suppresses: the
+        one definition the result, the frontier and the node search report."""
+        return float(counts[self.suppressed].sum())
+
 
 def cell_information(
     space: ReleaseSpace, cell_of: IntArray, n_cells: int, counts: FloatArray, total: float
@@ -231,7 +236,7 @@ def evaluate_node(
     plan = Plan(np.tile(np.asarray(levels, dtype=np.int64), (n_rows, 1)), sup_cells[cell_of])
     # the suppressed classes become one cell (at the all-* node there is one class anyway)
     value = information(space, np.where(plan.suppressed, n_cells, cell_of), n_cells + 1, counts)
-    share = float(counts[plan.suppressed].sum() / n) if n > 0 else 0.0
+    share = plan.suppressed_records(counts) / n if n > 0 else 0.0
     return bound, NodeResult(levels, value, share, plan)
 
 
