@@ -226,8 +226,8 @@ class EngineRoute(Route):
             "rng": spec.seed, "disclosure": spec.disclosure,
             "max_suppressed": spec.max_suppressed, "folds": spec.folds, "useful": spec.useful,
             "local_recoding": spec.local, "held_out_tolerance": spec.held_out_tolerance,
-            "confidence": spec.confidence, "checks": spec.checks, "engine": self.engine,
-            "table": spec.table,
+            "confidence": spec.confidence, "checks": spec.checks,
+            "report_records": spec.report_records, "engine": self.engine, "table": spec.table,
         }  # fmt: skip
         missing = {k: int(v) for k, v in c.counts.attrs["missing"].items()}
         summary = {

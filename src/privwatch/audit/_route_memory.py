@@ -248,5 +248,5 @@ def _options(m: _Measured, epsilon: float) -> dict[str, Any]:
         "disclosure": s.disclosure, "max_suppressed": s.max_suppressed, "folds": s.folds,
         "useful": s.useful, "local_recoding": s.local,
         "held_out_tolerance": s.held_out_tolerance, "confidence": s.confidence,
-        "checks": s.checks,
+        "checks": s.checks, "report_records": s.report_records,
     }  # fmt: skip

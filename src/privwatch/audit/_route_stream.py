@@ -161,7 +161,7 @@ class StreamRoute(Route):
             "sensitive": sens, "observed": obs, "epsilon": eps, "delta": None,
             "epsilon_max": spec.epsilon_max, "estimator": spec.estimator, "missing": spec.missing,
             "force": spec.force, "max_levels": spec.max_levels, "rng": spec.seed,
-            "folds": spec.folds, "checks": False,
+            "folds": spec.folds, "checks": False, "report_records": spec.report_records,
         }  # fmt: skip
         summary = {
             "n_records": n, "n_input": n, "n_dropped_missing": 0, "sensitive": sens,

@@ -64,6 +64,9 @@ class AuditSpec:
         The release search (:func:`privwatch.release.find_release`).
     checks
         Compute the classic measures and the inference attack.
+    report_records
+        List the riskiest records' observed values in the report (which is then marked as
+        holding record-level data); by default the report holds no record's values.
     engine, table, write_table
         Where the records are counted and labelled; a database table; where the labelled
         records go (a new database table, or a ``.parquet``/``.csv`` path).
@@ -95,6 +98,7 @@ class AuditSpec:
     confidence: float | None = None
     max_nodes: int = 200
     checks: bool = True
+    report_records: bool = False
     engine: str = "auto"
     table: str | None = None
     write_table: str | None = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,9 @@ def _audit(o: dict[str, Any], talk: bool) -> tuple[Any, list[Path], Path]:
     if talk:
         console.print(f"[dim]engine: {route.engine} ({route.reason})[/]", highlight=False)
     with progress(talk, route.steps + 1) as step:
-        result = run(spec, source, out=target, progress=step)
+        with warnings.catch_warnings():  # kept in result.warnings; print_audit shows them
+            warnings.simplefilter("ignore")
+            result = run(spec, source, out=target, progress=step)
         step("writing the outputs")
         written = write_audit(result, target, overwrite=True)
         if o["save_mechanism_to"] is not None:
@@ -106,6 +109,7 @@ def audit_command(
     confidence: Opt.confidence = None,
     max_nodes: Opt.max_nodes = 200,
     checks: Opt.checks = True,
+    report_records: Opt.report_records = False,
     sep: Opt.sep = ",",
     encoding: Opt.encoding = "utf-8",
     config: Opt.config = None,

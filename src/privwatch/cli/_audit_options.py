@@ -107,6 +107,13 @@ class Opt:
     checks = Annotated[
         bool, typer.Option(help="Compute the classic measures and the inference attack.")
     ]
+    report_records = Annotated[
+        bool,
+        typer.Option(
+            help="List the riskiest records' observed values in report.html (the report is then "
+            "marked as holding record-level data)."
+        ),
+    ]
     sep = Annotated[str, typer.Option(help="Field separator of a CSV file.")]
     encoding = Annotated[str, typer.Option(help="Text encoding of a CSV or JSONL file.")]
     config = Annotated[

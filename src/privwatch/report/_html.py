@@ -216,8 +216,6 @@ def _findings(result: Audit) -> dict[str, Any] | None:
             "breach": pct(held.breach_probability, (hi - lo) / 2),
             "breach_ci": pct_ci(lo, hi),
             "breach_plugin": pct(held.breach_probability_plugin),
-            "worst": fmt(held.max_log_lift, 2),
-            "worst_ci": f"{fmt(held.max_log_lift_ci[0], 2)} to {fmt(held.max_log_lift_ci[1], 2)}",
             "ok": lo <= result.settings.get("held_out_tolerance", 0.05),
             "tolerance": pct(result.settings.get("held_out_tolerance", 0.05)),
         }
@@ -227,7 +225,7 @@ def _findings(result: Audit) -> dict[str, Any] | None:
 def _top_flagged(result: Audit, max_rows: int) -> list[dict[str, Any]]:
     """The riskiest flagged records with their observed values (in-memory route only)."""
     scores = result.scores
-    if scores is None or result.data is None:
+    if scores is None or result.data is None or not result.settings.get("report_records"):
         return []
     n = len(scores)
     flagged = scores[scores["flagged"]].sort_values("risk", ascending=False).head(max_rows)
@@ -288,6 +286,7 @@ def render_report(result: Audit, images: Path, max_rows: int = 25) -> str:
         attack=None if attack is None else _attack_rows(attack),
         attack_info=attack,
         flagged=_top_flagged(result, max_rows),
+        report_records=bool(result.settings.get("report_records")),
         n_flagged=f"{int(result.summary.get('n_flagged', 0)):,}",
         observed=result.settings["observed"],
         glossary=GLOSSARY,

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..audit import Audit
 from ..exceptions import ValidationError
-from ._figures import plot_curve, plot_risk
+from ._figures import plot_curve, plot_frontier, plot_risk
 from ._html import render_report
 
 __all__ = [
@@ -148,7 +148,18 @@ def _plots(result: Audit, folder: Path) -> None:
         chosen = float(row["effective_epsilon"])
     if result.watchdog is not None:
         chosen = result.watchdog.guarantee_.effective_epsilon
-    plot_curve(curve, chosen, result.epsilon, folder / "tradeoff.png")
+    found = result.found
+    if found is not None and found.frontier:
+        plot_frontier(
+            found.frontier,
+            found.epsilon,
+            found.information_nats,
+            found.information_input_nats,
+            folder / "tradeoff.png",
+        )
+    else:
+        estimated = result.settings.get("estimator", "plugin") != "plugin"
+        plot_curve(curve, chosen, result.epsilon, folder / "tradeoff.png", estimated)
     plot_risk(
         result.risk,
         result.epsilon,

@@ -1,0 +1,86 @@
+r"""Per-value protection: what a lift-privacy guarantee promises about each sensitive value.
+
+Epsilon-lift privacy bounds an adversary's belief in each sensitive value :math:`s` (prior
+:math:`p = p(s)`) after seeing a released cell (Hsu et al., Def. 1; Sadeghi et al. §II):
+
+- one-sided (``disclosure="positive"``): :math:`p(s \mid y) \le \min(1, p e^{\epsilon})`;
+- two-sided (``"both"``): also :math:`p(s \mid y) \ge p e^{-\epsilon}`, and since every other
+  value keeps at least :math:`e^{-\epsilon}` of its prior,
+  :math:`p(s \mid y) \le \min(p e^{\epsilon}, 1 - (1 - p) e^{-\epsilon})`.
+
+A value is *protected* when its upper bound is below 1: a one-sided guarantee with
+:math:`p e^{\epsilon} \ge 1` says nothing about that value (an adversary may become certain of
+it), and a guarantee that protects no value is never called met.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["explain_protection", "per_value", "unprotected"]
+
+
+def per_value(shares: pd.Series, epsilon: float, disclosure: str) -> list[dict[str, Any]]:
+    """``[{value, share, belief_max, belief_min, protected}]`` for each sensitive value.
+
+    ``shares``: each value's share of the records. ``belief_min`` is None one-sided.
+
+    Examples
+    --------
+    >>> rows = per_value(pd.Series({"a": 0.6, "b": 0.4}), 0.92, "positive")
+    >>> [(r["value"], round(r["belief_max"], 3), r["protected"]) for r in rows]
+    [('a', 1.0, False), ('b', 1.0, False)]
+    """
+    out = []
+    grow, shrink = math.exp(epsilon), math.exp(-epsilon)
+    for value, share in shares.items():
+        p = float(share)
+        top = p * grow
+        if disclosure == "both":
+            top = min(top, 1.0 - (1.0 - p) * shrink)
+        out.append(
+            {
+                "value": str(value),
+                "share": p,
+                "belief_max": min(1.0, top),
+                "belief_min": p * shrink if disclosure == "both" else None,
+                "protected": bool(top < 1.0 - 1e-12),
+            }
+        )
+    return out
+
+
+def unprotected(rows: list[dict[str, Any]]) -> list[str]:
+    """The values a guarantee says nothing about."""
+    return [r["value"] for r in rows if not r["protected"]]
+
+
+def explain_protection(
+    rows: list[dict[str, Any]], name: str, epsilon: float, disclosure: str
+) -> str:
+    """What the guarantee means for one person: the value whose belief can grow the most (in
+    percentage points), and every value left unprotected."""
+    kind = "two-sided" if disclosure == "both" else "one-sided"
+    worst = max(rows, key=lambda r: (r["belief_max"] - r["share"], -r["share"]))
+    text = (
+        f"Seeing a released record, an adversary's belief that the person's {name} is "
+        f"{worst['value']} can grow from {worst['share']:.0%} (its share in the data) to at most "
+        f"{worst['belief_max']:.0%}"
+    )
+    if worst["belief_min"] is not None:
+        text += f", and shrink to no less than {worst['belief_min']:.0%}"
+    text += f" (epsilon = {epsilon:.3g} nats, {kind} lift privacy)."
+    lost = unprotected(rows)
+    if len(lost) == len(rows):
+        return text + (
+            f" This protects no value of {name}: an adversary may become certain of any of them."
+        )
+    if lost:
+        text += (
+            f" Not protected: {', '.join(lost)} (the bound reaches 100 %: an adversary may "
+            "become certain of it)."
+        )
+    return text
