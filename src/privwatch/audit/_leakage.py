@@ -9,14 +9,13 @@ The ``utility`` sub-dictionary likewise always has the keys of :data:`UTILITY_KE
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..measures import leakage_report
-from ..release import ReleaseResult
+from ..release import ReleaseResult, explain_protection
 from ..watchdog import Watchdog
 
 __all__ = [
@@ -73,9 +72,7 @@ def leakage_of_search(
     """The release-search route: the release's guarantee, held-out check, frontier, and the
     exact leakage of the observed columns (before) and of the released cells (after)."""
     leakage = found.to_dict()
-    leakage["guarantee_in_words"] = explain_release(
-        found, sensitive.astype(str).value_counts(normalize=True).rename(str(sensitive.name))
-    )
+    leakage["guarantee_in_words"] = explain_release(found, str(sensitive.name))
     leakage["before"] = wd.leakage_before_.to_dict()
     leakage["after"] = release_leakage(sensitive, released).to_dict()
     flagged = found.records["flagged"].to_numpy()
@@ -129,35 +126,24 @@ def release_leakage(sensitive: pd.Series, released: pd.DataFrame) -> Any:
     return leakage_report(p / p.sum())
 
 
-def explain_release(found: ReleaseResult, shares: pd.Series) -> str:
-    r"""What the guarantee means for one person, in words.
-
-    For the rarest sensitive value (prior :math:`p`), epsilon-lift privacy bounds the posterior
-    by :math:`p e^{\epsilon}` and, two-sided, also by :math:`1 - (1 - p) e^{-\epsilon}` (every
-    other value keeps at least :math:`e^{-\epsilon}` of its prior), and from below by
-    :math:`p e^{-\epsilon}`. ``shares``: each sensitive value's share of the records, largest
-    first, named after the sensitive column.
-    """
-    value, prior = str(shares.index[-1]), float(shares.iloc[-1])
-    e = found.epsilon
-    grows = min(1.0, prior * math.exp(e))
-    if found.disclosure == "both":
-        grows = min(grows, 1.0 - (1.0 - prior) * math.exp(-e))
-    text = (
-        f"Seeing a released record, an adversary's belief that the person's {shares.name} is "
-        f"{value} can grow from {prior:.0%} (its share in the data) to at most {grows:.0%}"
-    )
-    if found.disclosure == "both":
-        text += f", and shrink to no less than {prior * math.exp(-e):.0%}"
-    text += (
-        f" (epsilon = {e:.3g} nats, {'two-sided' if found.disclosure == 'both' else 'one-sided'} "
-        "lift privacy). This holds exactly for the audited records; "
-    )
+def explain_release(found: ReleaseResult, name: str) -> str:
+    r"""What the guarantee means for one person, in words: the sensitive value whose belief can
+    grow the most (in percentage points) and every value left unprotected
+    (:func:`privwatch.release.explain_protection`), then what the held-out check found.
+    ``name``: the sensitive column (``a+b`` for several, their joint tuple)."""
+    rows = [r for r in found.per_value if r.get("attribute", name) == name]
+    text = explain_protection(rows, name, found.epsilon, found.disclosure)
+    text += " This holds exactly for the audited records; "
     held = found.held_out
     if held is None:
         return text + "it was not checked on held-out records."
     lo, hi = held.breach_probability_ci
+    margin = (
+        ""
+        if found.confidence is None
+        else (f" (cells searched with a {found.confidence:.0%} credible margin)")
+    )
     return text + (
-        f"on records the release was not fitted on, {held.breach_probability:.0%} of them "
-        f"(95 % interval {lo:.0%}-{hi:.0%}) fall in a released cell that breaks it."
+        f"for people the release was not fitted on, an estimated {held.breach_probability:.1%} "
+        f"(95 % interval {lo:.1%}-{hi:.1%}) fall in a released cell that breaks it{margin}."
     )

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .._memory import BYTES_PER_QUANTILE_BIN, check_size
 from ..exceptions import PrivacyWarning, ValidationError
-from ..preprocessing import BinSpec, bin_columns
+from ..preprocessing import BinSpec, bin_columns, check_discrete
+from ..release import Hierarchy, as_text
+from ..release._hierarchy import nested_intervals
 
 __all__ = [
     "MISSING_POLICIES",
@@ -19,6 +22,7 @@ __all__ = [
     "prepare_rows",
     "prepare_table",
     "resolve_bins",
+    "resolve_columns",
 ]
 
 MISSING_POLICIES = ("error", "drop", "category")
@@ -64,6 +68,51 @@ def resolve_bins(
     return out
 
 
+def resolve_columns(
+    df: pd.DataFrame,
+    sensitive: str,
+    observed: Sequence[str] | None,
+    *,
+    bins: Mapping[str, BinSpec],
+    hierarchies: Mapping[str, str | Path | Hierarchy],
+    missing: str,
+    max_levels: int | None,
+) -> tuple[dict[str, BinSpec], dict[str, str | Path | Hierarchy]]:
+    """``(bins, hierarchies)`` of an audit: quantile bins resolved to cut points
+    (:func:`resolve_bins`), and every numeric observed column with more than ``max_levels``
+    distinct values and neither ``bins`` nor a hierarchy binned into nested quantile intervals:
+    its 16 cut points join ``bins`` and the hierarchy of the intervals (16, 8, 4, 2, then
+    ``*``; :func:`privwatch.release.nested_intervals`) joins ``hierarchies``.
+
+    ``max_levels=None`` adds no intervals (as on the learned-estimator routes, whose
+    estimators read numbers as they are). Values and cut points come from the rows the
+    missing-value policy keeps.
+    """
+    out_bins, out_hier = dict(bins), dict(hierarchies)
+    if sensitive not in df.columns:
+        return out_bins, out_hier  # prepare_rows names the column
+    listed = [c for c in (observed or df.columns) if c != sensitive and c in df.columns]
+    rows = kept_rows(df, sensitive, listed, missing)
+    if out_bins:
+        out_bins = resolve_bins(df, out_bins, rows)
+    if max_levels is None:
+        return out_bins, out_hier
+    for col in listed:
+        series = df.loc[rows, col]
+        if (
+            col in out_bins
+            or col in out_hier
+            or not pd.api.types.is_numeric_dtype(series)
+            or pd.api.types.is_bool_dtype(series)
+            or series.nunique() <= max_levels
+        ):
+            continue
+        label = MISSING_LABEL if missing == "category" and series.isna().any() else None
+        edges, hierarchy = nested_intervals(series, col, missing_label=label)
+        out_bins[col], out_hier[col] = edges, hierarchy
+    return out_bins, out_hier
+
+
 def _check_identifiers(
     frame: pd.DataFrame, cols: Sequence[str], binned: set[str], force: bool
 ) -> None:
@@ -102,8 +151,16 @@ def prepare_rows(
     bins: Mapping[str, BinSpec] | None = None,
     missing: str = "error",
     force: bool = False,
+    hierarchies: Collection[str] = (),
+    max_levels: int | None = None,
 ) -> tuple[pd.DataFrame, list[str], dict[str, int], np.ndarray]:
-    """:func:`prepare_table` plus the input row number (0-based position) of every kept record."""
+    """:func:`prepare_table` plus the input row number (0-based position) of every kept record.
+
+    ``hierarchies``: the columns with a hierarchy (a numeric one is then not held to
+    ``max_levels``, and under ``missing="category"`` its values become text, a missing one
+    ``<missing>``); ``max_levels``: see :func:`privwatch.preprocessing.check_discrete` (None:
+    no check).
+    """
     if missing not in MISSING_POLICIES:
         raise ValidationError(f"`missing` must be one of {MISSING_POLICIES}; got {missing!r}.")
     if sensitive not in df.columns:
@@ -143,10 +200,15 @@ def prepare_rows(
         )
     if bins:
         frame = bin_columns(frame, {c: v for c, v in bins.items() if c in cols})
+    check_discrete(frame, [c for c in cols if c not in hierarchies], max_levels)
     _check_identifiers(frame, cols, set(bins or {}), force)
     if missing == "category":
         for c in cols:
             if not frame[c].isna().any():
+                continue
+            if c in hierarchies and pd.api.types.is_numeric_dtype(frame[c]):
+                # "3" as a hierarchy file writes it; a missing value is a value of the file too
+                frame[c] = as_text(frame[c]).where(frame[c].notna(), MISSING_LABEL)
                 continue
             if pd.api.types.is_numeric_dtype(frame[c]):
                 raise ValidationError(

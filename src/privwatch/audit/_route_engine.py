@@ -11,7 +11,6 @@ position, released values, risk and flags.
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,16 +19,16 @@ import numpy as np
 import pandas as pd
 
 from .. import engines
-from ..exceptions import PrivacyWarning, ValidationError
+from ..exceptions import ValidationError
 from ..measures import leakage_report, log_lift
-from ..release import ReleaseResult, find_release
+from ..release import ReleaseResult
 from ..watchdog import tradeoff
 from ._leakage import explain_release, stable_leakage
 from ._result import Audit
 from ._route import Route, Step
 from ._spec import AuditSpec
 from ._stamp import make_stamp
-from ._steps import TARGET_LOSS, settings_record
+from ._steps import TARGET_LOSS, ReleaseSearch, search_release, settings_record
 
 __all__ = ["RECORDS_FILE", "EngineRoute", "propose_epsilon", "public_source"]
 
@@ -173,12 +172,10 @@ class EngineRoute(Route):
         if spec.epsilon is not None:
             epsilon, reason = float(spec.epsilon), "given by the user"
         step("searching the most informative release")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PrivacyWarning)
-            found = find_release(
-                c.counts, c.sensitive, c.observed, epsilon=float(epsilon), folds=spec.folds,
-                rng=spec.seed, counts_column="count", **spec.search_options(),
-            )  # fmt: skip
+        search = ReleaseSearch(c.counts, c.sensitive, c.observed, spec, counts_column="count")
+        found, epsilon, reason = search_release(
+            search, float(epsilon), reason, spec.epsilon is None
+        )
         return _Decided(c, float(epsilon), reason, curve, found, joint)
 
     def label(
@@ -210,7 +207,7 @@ class EngineRoute(Route):
         np.add.at(after, (s_code, cells), weight)
         flagged = found.records["flagged"].to_numpy(dtype=bool)
         leakage = found.to_dict()
-        leakage["guarantee_in_words"] = explain_release(found, shares)
+        leakage["guarantee_in_words"] = explain_release(found, name)
         leakage["before"] = leakage_report(d.joint).to_dict()
         leakage["after"] = leakage_report(after / after.sum()).to_dict()
         utility = {

@@ -23,7 +23,7 @@ from ..release import ReleaseResult
 from ..watchdog import Watchdog
 from ._checks import attack_section, classic_section, mapping_table
 from ._leakage import leakage_of_search, leakage_of_watchdog
-from ._prepare import kept_rows, prepare_rows, resolve_bins
+from ._prepare import prepare_rows, resolve_columns
 from ._result import Audit
 from ._route import Bundled, Route, Step
 from ._spec import AuditSpec
@@ -119,18 +119,20 @@ class MemoryRoute(Route):
         df, sensitive, observed, components = joint_sensitive(df, sens, listed)
         est = resolve_estimator(spec.estimator, spec.seed)
         step("preparing the data")
-        bins = spec.bins
-        if bins and sensitive in df.columns:
-            listed = [c for c in (observed or df.columns) if c != sensitive and c in df.columns]
-            bins = resolve_bins(df, bins, kept_rows(df, sensitive, listed, spec.missing))
+        # plug-in: many-valued numeric columns without bins or hierarchy get nested intervals
+        max_levels = spec.max_levels if est is None else None
+        bins, hierarchies = resolve_columns(
+            df, sensitive, observed, bins=spec.bins, hierarchies=spec.hierarchies,
+            missing=spec.missing, max_levels=max_levels,
+        )  # fmt: skip
         frame, cols, counts, input_rows = prepare_rows(
-            df, sensitive, observed, bins=bins, missing=spec.missing, force=spec.force
-        )
-        spec = spec.replace(bins=bins)
+            df, sensitive, observed, bins=bins, missing=spec.missing, force=spec.force,
+            hierarchies=set(hierarchies), max_levels=max_levels,
+        )  # fmt: skip
+        spec = spec.replace(bins=bins, hierarchies=hierarchies)
         step("estimating the log-lift")
-        probe, risk, grid = estimate_log_lift(
-            frame, sensitive, cols, est, spec.max_levels, spec.seed
-        )
+        # max_levels was checked by prepare_rows (columns with a hierarchy are exempt)
+        probe, risk, grid = estimate_log_lift(frame, sensitive, cols, est, None, spec.seed)
         step("computing the tradeoff curve")
         curve = tradeoff_curve(probe, est is None, risk, frame[sensitive], grid)
         return _Measured(

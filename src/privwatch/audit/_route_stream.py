@@ -193,12 +193,21 @@ def _reasons(g: Guarantee, n_flagged: int, epsilon: float) -> list[str]:
     ]
 
 
-def _alternatives(g: Guarantee) -> list[str]:
+def _alternatives(g: Guarantee) -> list[dict[str, Any]]:
+    """Not checked: the streamed route cannot search a release; the advice is said as such."""
+    eps = float(g.randomized_epsilon)
     return [
-        f"a larger epsilon (at least {g.randomized_epsilon:.3g} nats), or the plug-in route "
-        "(`estimator`='plugin') whose release search generalises and suppresses with an exact "
-        "in-sample guarantee and a held-out check",
-    ]
+        {
+            "epsilon": eps, "disclosure": "both", "changed": "epsilon",
+            "args": {"epsilon": eps}, "information_nats": None, "held_out": None,
+            "feasible": False, "unprotected": [],
+            "description": (
+                f"a larger epsilon (at least {eps:.3g} nats; not checked), or "
+                "`estimator`='plugin', whose release search generalises and suppresses with an "
+                "exact in-sample guarantee and a held-out check"
+            ),
+        }
+    ]  # fmt: skip
 
 
 #: Record risks kept for the risk figure (every k-th record beyond this many).

@@ -6,8 +6,8 @@
 4. :func:`tradeoff_curve` and :func:`choose_epsilon` — the curve, and the proposed epsilon;
 5. :func:`watchdog_release` — threshold the fitted scores at epsilon, flag and release;
 6. :class:`ReleaseSearch` and :func:`search_release` — the most informative generalisation
-   (plug-in route without ``delta``), retried at larger epsilons when a *proposed* epsilon fails
-   the held-out check;
+   (plug-in route without ``delta``); with no epsilon given, the smallest epsilon whose release
+   is met and keeps most of the information (:func:`propose_release`);
 7. :func:`adopt_search` — the searched release replaces the watchdog's, record by record.
 """
 
@@ -170,13 +170,29 @@ class ReleaseSearch:
     sensitive: str | list[str]
     cols: list[str]
     spec: AuditSpec
+    counts_column: str | None = None
 
     @property
     def held_out_tolerance(self) -> float:
         return self.spec.held_out_tolerance
 
+    def quick(self, eps: float) -> ReleaseResult:
+        """The release at ``eps`` on all records, no held-out check, frontier or advice."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyWarning)
+            warnings.simplefilter("ignore", ReleaseNotMetWarning)
+            return find_release(
+                self.source, self.sensitive, self.cols, epsilon=eps, folds=0,
+                frontier_epsilons=[], suggest=False, rng=self.spec.seed,
+                counts_column=self.counts_column, **self.spec.search_options(),
+            )  # fmt: skip
+
     def __call__(
-        self, eps: float, final: bool = True, data: pd.DataFrame | None = None
+        self,
+        eps: float,
+        final: bool = True,
+        data: pd.DataFrame | None = None,
+        suggest: bool | None = None,
     ) -> ReleaseResult:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyWarning)
@@ -188,34 +204,70 @@ class ReleaseSearch:
                 epsilon=eps,
                 folds=self.spec.folds if data is None else 0,
                 frontier_epsilons=None if final else [],
-                suggest=final,
+                suggest=final if suggest is None else suggest,
                 rng=self.spec.seed,
+                counts_column=self.counts_column,
                 **self.spec.search_options(),
             )
+
+
+#: Epsilons the proposal tries (with the tradeoff curve's own proposal), smallest first.
+PROPOSAL_GRID = (0.1, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0)
 
 
 def search_release(
     search: ReleaseSearch, epsilon: float, reason: str, proposed: bool
 ) -> tuple[ReleaseResult, float, str]:
-    """``(found, epsilon, reason)``. A *proposed* epsilon must also hold on held-out records:
-    when it does not, 1.5x, 2x and 3x are tried quickly and the first that holds is searched in
-    full (the reason says so). A release that is still not met raises ReleaseNotMetWarning."""
-    found = search(epsilon)
-    if proposed and not found.satisfied and found.held_out is not None:
-        for factor in (1.5, 2.0, 3.0):
-            if search(epsilon * factor, final=False).satisfied:
-                reason = (
-                    f"{reason}; raised {factor:g}x to {epsilon * factor:.3g} because at "
-                    f"{epsilon:.3g} the held-out breach probability was "
-                    f"{found.held_out.breach_probability:.1%}, above the tolerance "
-                    f"{search.held_out_tolerance:.0%}"
-                )
-                epsilon *= factor
-                found = search(epsilon)
-                break
+    """``(found, epsilon, reason)``: the release at ``epsilon``, or, when epsilon is *proposed*,
+    at the smallest epsilon whose release is met (held-out check included) and keeps at least
+    ``1 - TARGET_LOSS`` of the information of the observed columns, never one whose guarantee
+    protects no value (:func:`propose_release`). A release that is not met raises
+    ReleaseNotMetWarning."""
+    if proposed:
+        found, epsilon, reason = propose_release(search, epsilon)
+    else:
+        found = search(epsilon)
     if not found.satisfied:
         warnings.warn("; ".join(found.reasons), ReleaseNotMetWarning, stacklevel=3)
     return found, epsilon, reason
+
+
+def propose_release(
+    search: ReleaseSearch, curve_epsilon: float
+) -> tuple[ReleaseResult, float, str]:
+    """The smallest epsilon of :data:`PROPOSAL_GRID` (and the tradeoff curve's proposal) whose
+    searched release keeps ``1 - TARGET_LOSS`` of the input's information and is met.
+
+    Each candidate is searched once without held-out folds (its information), and the first
+    that keeps enough is searched in full (held-out check, margins); the first met is
+    proposed. When none is, the last one searched in full is returned, not met."""
+    share = 1 - TARGET_LOSS
+    tried: ReleaseResult | None = None
+    for eps in sorted({*PROPOSAL_GRID, round(float(curve_epsilon), 4)}):
+        quick = search.quick(eps)
+        if quick.information_nats < share * quick.information_input_nats:
+            continue
+        found = search(eps, suggest=False)
+        tried = found
+        if found.satisfied:
+            return (
+                found,
+                eps,
+                (
+                    f"smallest epsilon whose release keeps at least {share:.0%} of the information "
+                    f"in the observed columns ({found.information_nats:.2f} of "
+                    f"{found.information_input_nats:.2f} nats) and is met, held-out check included"
+                ),
+            )
+    tried = search(max(PROPOSAL_GRID) if tried is None else tried.epsilon)  # with advice
+    return (
+        tried,
+        tried.epsilon,
+        (
+            f"no epsilon up to {max(PROPOSAL_GRID):g} gives a release that keeps {share:.0%} "
+            "of the information and is met; the largest tried is shown"
+        ),
+    )
 
 
 def adopt_search(
@@ -241,7 +293,7 @@ def settings_record(
     out = dict(options)
     out["bins"] = {k: v if isinstance(v, int) else list(v) for k, v in (bins or {}).items()}
     out["hierarchies"] = {
-        k: str(v) if not isinstance(v, Hierarchy) else "given"
+        k: str(v) if not isinstance(v, Hierarchy) else v.origin or "given"
         for k, v in (hierarchies or {}).items()
     }
     return out

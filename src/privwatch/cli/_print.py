@@ -32,10 +32,27 @@ def verdict(satisfied: bool, reasons: list[str], alternatives: list[Any], met: s
     console.print("[bold red]NOT MET[/]: the release does not meet the requested guarantee.")
     for reason in reasons:
         console.print(f"  [red]- {to_flags(reason)}[/]", highlight=False, soft_wrap=True)
-    if alternatives:
-        console.print("Nearest feasible alternatives:")
-        for alt in alternatives:
-            say(f"  - {alt}")
+    feasible = [a for a in alternatives if a["feasible"]]
+    if feasible:
+        console.print("Feasible alternatives, strongest privacy first (each was audited so):")
+        for alt in feasible:
+            say(f"  - {_flags_of(alt['args'])}: {alt['description']}")
+    else:
+        console.print("[red]No alternative tried is feasible.[/]")
+    for alt in alternatives:
+        if not alt["feasible"]:
+            say(f"  - tried {alt['description']}")
+
+
+def _flags_of(args: dict[str, Any]) -> str:
+    """An alternative's options as command-line flags (``--epsilon 1.38 --disclosure both``)."""
+    parts = []
+    for name, value in args.items():
+        if value is None or (name == "local" and value) or (name == "max_nodes" and value == 200):
+            continue
+        text = f"{value:.4g}" if isinstance(value, float) else str(value)
+        parts.append(f"`{name}`={text}" if not isinstance(value, bool) else f"`{name}`={value}")
+    return to_flags(" ".join(parts))
 
 
 def figures(title: str, rows: list[tuple[str, str]]) -> None:
@@ -119,7 +136,7 @@ def print_audit(result: Audit, proposed: bool) -> None:
     verdict(result.satisfied, result.reasons, result.alternatives, met)
     say(result.leakage["guarantee_in_words"])
     if found is not None:
-        console.print("[bold]Next steps, cheapest first:[/]")
+        console.print("[bold]Next steps:[/]")
         for i, step in enumerate(next_steps(result), 1):
             say(f"  {i}. {step}")
     rows = (

@@ -20,6 +20,7 @@ from ._generalisation import (
 )
 from ._heldout import HeldOut
 from ._hierarchy import SUPPRESSED, Hierarchy, as_text, auto_hierarchy, parse_hierarchy_specs
+from ._protection import explain_protection, per_value, table_protection
 
 __all__: list[str] = [
     "CLASSIC_THRESHOLDS",
@@ -40,9 +41,12 @@ __all__: list[str] = [
     "bayes_attack_success",
     "classic_counts",
     "classic_report",
+    "explain_protection",
     "find_release",
     "inference_attack",
     "load_mechanism",
     "parse_hierarchy_specs",
+    "per_value",
+    "table_protection",
     "wilson_interval",
 ]

@@ -1,8 +1,13 @@
 """The nearest settings to try when a release is not met, each searched as the user's own.
 
 Every alternative changes one option of the user's :class:`SearchOptions` (a larger epsilon,
-one-sided disclosure, a larger suppression limit) and keeps all the others, so it is the release
-:func:`~privwatch.release.find_release` gives at those settings, number for number.
+one-sided disclosure, a larger suppression limit) and keeps all the others; it is searched the
+way :func:`~privwatch.release.find_release` searches (margin grown until the held-out check
+passes: :func:`~privwatch.release._aim.search_to_pass`), so running the audit with its ``args``
+gives the release it describes. An alternative is **feasible** when that release is met by the
+rules of :mod:`~privwatch.release._verdict` and leaves unprotected no sensitive value that the
+request protected. They are ranked strongest privacy first: smaller epsilon, then two-sided
+before one-sided, then less suppression.
 """
 
 from __future__ import annotations
@@ -10,125 +15,148 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ._fitter import Fitter, kept_information
+from ._aim import search_to_pass
 from ._heldout import HeldOut
 from ._options import SearchOptions
+from ._protection import table_protection
 from ._search import ReleaseSpace
-from ._verdict import NOTHING_KEPT, held_out_fails
+from ._verdict import NOTHING_KEPT, held_out_verdict, not_met_reasons
 
-__all__ = ["Alternative", "empty_release_alternatives", "held_out_alternatives", "suggest"]
+__all__ = ["Alternative", "suggest"]
 
-#: Suppression limits an empty release tries, smallest first (those above the user's).
-SUPPRESSION_STEPS = (0.1, 0.2, 0.3, 0.5)
-#: Factors of epsilon a release that fails on held-out records tries.
+#: Suppression limits tried, smallest first (those above the user's).
+SUPPRESSION_STEPS = (0.1, 0.2)
+#: Factors of epsilon tried.
 EPSILON_STEPS = (1.5, 2.0, 3.0)
 
 
 @dataclass(frozen=True)
 class Alternative:
-    """One setting to try instead of the user's, with what it keeps.
+    """One setting to try instead of the user's, with the release it gives.
 
     Attributes
     ----------
     options : SearchOptions
-        The exact options the alternative was searched with.
+        The options asked for (``args``: what to pass to the audit).
     changed : {"epsilon", "disclosure", "max_suppressed"}
-        The one option it changes.
+        The option it changes.
     information_nats : float
         Information its release keeps.
-    suppressed_share : float or None
-        The share of the records it suppresses, where quoted.
     held_out : HeldOut or None
-        Its held-out figures, where checked.
+        Its held-out figures.
+    feasible : bool
+        Met, and no value the request protected left unprotected.
+    unprotected : list of str
+        Sensitive values its guarantee says nothing about (``attribute=value``).
+    reasons : list of str
+        Why it is not met (empty when it is).
     """
 
     options: SearchOptions
     changed: str
     information_nats: float
-    suppressed_share: float | None = None
-    held_out: HeldOut | None = None
+    held_out: HeldOut | None
+    feasible: bool
+    unprotected: list[str]
+    reasons: list[str]
+    tolerance: float = 0.05
 
-    def describe(self, tolerance: float) -> str:
-        """One line of advice; options are named as Python parameters (in backticks)."""
-        o, kept = self.options, f"keeps {self.information_nats:.2f} nats"
+    def describe(self) -> str:
+        """One line of advice; options named as Python parameters (in backticks)."""
+        o = self.options
+        text = f"`epsilon`={o.epsilon:.4g} `disclosure`='{o.disclosure}'"
+        if self.changed == "max_suppressed":
+            text += f" `max_suppressed`={o.max_suppressed:g}"
+        text += f": keeps {self.information_nats:.2f} nats"
         if self.held_out is not None:
             h = self.held_out
             lo, hi = h.breach_probability_ci
-            verdict = "still above" if held_out_fails(h, tolerance) else "within"
-            return (
-                f"epsilon {o.epsilon:g} with `disclosure`='{o.disclosure}': {kept}; held-out "
-                f"breach {h.breach_probability:.1%} (95 % {lo:.1%}-{hi:.1%}), {verdict} "
-                f"the tolerance"
-            )
-        if self.changed == "epsilon":
-            return (
-                f"raise epsilon to {o.epsilon:g}: {kept} with {self.suppressed_share:.1%} of the "
-                f"records suppressed"
-            )
-        if self.changed == "max_suppressed":
-            return f"allow `max_suppressed`={o.max_suppressed:g}: {kept} at epsilon {o.epsilon:g}"
-        return (
-            f"use `disclosure`='{o.disclosure}' (beliefs may not grow by more than e^epsilon): "
-            f"{kept} at epsilon {o.epsilon:g}"
-        )
+            text += f"; held-out breach {h.breach_probability:.1%} (95 % {lo:.1%}-{hi:.1%})"
+        if self.unprotected:
+            text += f"; says nothing about {', '.join(self.unprotected)}"
+        if self.feasible:
+            return text
+        return f"{text} (not feasible: {self.why_not()})"
+
+    def why_not(self) -> str:
+        """Why the alternative is not feasible, in a few words (empty when it is)."""
+        if self.feasible:
+            return ""
+        if self.information_nats <= NOTHING_KEPT:
+            return "keeps nothing"
+        verdict = held_out_verdict(self.held_out, self.tolerance)
+        if verdict == "breach":
+            return "a held-out breach above the tolerance"
+        if verdict == "inconclusive":
+            return "held-out evidence too thin"
+        if self.unprotected:
+            return "it leaves a value the request protected unprotected"
+        return "; ".join(self.reasons)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``alternatives`` entry of leakage.json (``args``: the exact options to pass)."""
+        held = self.held_out
+        return {
+            "epsilon": self.options.epsilon,
+            "disclosure": self.options.disclosure,
+            "changed": self.changed,
+            "args": self.options.arguments(),
+            "information_nats": self.information_nats,
+            "held_out": None
+            if held is None
+            else {
+                "estimate": held.breach_probability,
+                "interval": list(held.breach_probability_ci),
+            },
+            "feasible": self.feasible,
+            "unprotected": list(self.unprotected),
+            "description": self.describe(),
+        }
 
 
-def held_out_alternatives(
-    space: ReleaseSpace, options: SearchOptions, rng: int
-) -> list[Alternative]:
-    """Settings whose held-out breach may be lower: one-sided disclosure at the same epsilon
-    (when two-sided), then larger epsilons; each checked on held-out records like the release."""
-    tries = [("epsilon", options.replace(epsilon=options.epsilon * f)) for f in EPSILON_STEPS]
-    if options.disclosure == "both":
-        tries.insert(0, ("disclosure", options.replace(disclosure="positive")))
-    out = []
-    for changed, tried in tries:
-        fitter = Fitter(space, tried)
-        held = fitter.held_out(rng)
-        kept = kept_information(space, fitter.plan(space.table.total()))
-        out.append(Alternative(tried, changed, kept, held_out=held))
-    return out
-
-
-def empty_release_alternatives(
-    space: ReleaseSpace, options: SearchOptions, frontier: list[dict[str, Any]]
-) -> list[Alternative]:
-    """For a release that keeps nothing: the smallest epsilon of the frontier that keeps
-    something, the smallest larger suppression limit that does, and one-sided disclosure."""
-    out = []
-    kept = [p for p in frontier if p["information_nats"] > NOTHING_KEPT]
-    if kept:
-        p = min(kept, key=lambda q: q["epsilon"])
-        raised = options.replace(epsilon=p["epsilon"])
-        out.append(Alternative(raised, "epsilon", p["information_nats"], p["suppressed_share"]))
-    total = space.table.total()
-    for share in SUPPRESSION_STEPS:
-        if share <= options.max_suppressed:
-            continue
-        tried = options.replace(max_suppressed=share)
-        value = kept_information(space, Fitter(space, tried).plan(total))
-        if value > NOTHING_KEPT:
-            out.append(Alternative(tried, "max_suppressed", value))
-            break
-    if options.disclosure == "both":
-        tried = options.replace(disclosure="positive")
-        value = kept_information(space, Fitter(space, tried).plan(total))
-        out.append(Alternative(tried, "disclosure", value))
-    return out
+def _evaluate(
+    space: ReleaseSpace,
+    tried: SearchOptions,
+    changed: str,
+    folds: int,
+    tolerance: float,
+    rng: int,
+    protected: set[str],
+) -> Alternative:
+    found = search_to_pass(space, tried, folds, tolerance, rng)
+    protection = table_protection(space.table, tried.epsilon, tried.disclosure)
+    lost = [f"{r['attribute']}={r['value']}" for r in protection if not r["protected"]]
+    reasons = not_met_reasons(tried, found.information_nats, found.held, tolerance, protection)
+    feasible = not reasons and not protected.intersection(lost)
+    return Alternative(
+        tried, changed, found.information_nats, found.held, feasible, lost, reasons, tolerance
+    )
 
 
 def suggest(
     space: ReleaseSpace,
     options: SearchOptions,
-    information_nats: float,
-    held: HeldOut | None,
+    folds: int,
     tolerance: float,
-    frontier: list[dict[str, Any]],
     rng: int,
+    wanted: int = 2,
 ) -> list[Alternative]:
-    """The alternatives to a release that is not met (none for one that is)."""
-    if information_nats <= NOTHING_KEPT:
-        return empty_release_alternatives(space, options, frontier)
-    if held_out_fails(held, tolerance):
-        return held_out_alternatives(space, options, rng)
-    return []
+    """The alternatives to the user's options, strongest privacy first, tried in that order
+    until ``wanted`` are feasible (:attr:`Alternative.feasible` says which may be offered)."""
+    protection = table_protection(space.table, options.epsilon, options.disclosure)
+    protected = {f"{r['attribute']}={r['value']}" for r in protection if r["protected"]}
+    tries = [("epsilon", options.replace(epsilon=options.epsilon * f)) for f in EPSILON_STEPS]
+    if options.disclosure == "both":
+        tries.append(("disclosure", options.replace(disclosure="positive")))
+    tries += [
+        ("max_suppressed", options.replace(max_suppressed=s))
+        for s in SUPPRESSION_STEPS
+        if s > options.max_suppressed
+    ]
+    tries.sort(key=lambda t: (t[1].epsilon, t[1].disclosure == "positive", t[1].max_suppressed))
+    out: list[Alternative] = []
+    for changed, tried in tries:
+        out.append(_evaluate(space, tried, changed, folds, tolerance, rng, protected))
+        if sum(a.feasible for a in out) >= wanted:
+            break
+    return out

@@ -20,18 +20,19 @@ from typing import Any
 
 import pandas as pd
 
+from ._aim import Searched, search_to_pass
 from ._alternatives import suggest as suggest_alternatives
 from ._counting import count_space
-from ._fitter import Fit, Fitter, in_sample_check, input_information, kept_information
+from ._fitter import in_sample_check, input_information, kept_information
 from ._frontier import frontier_points
-from ._heldout import HeldOut
 from ._hierarchy import Hierarchy
 from ._options import SearchOptions
 from ._per_tuple import per_tuple_table, record_tables
+from ._protection import table_protection
 from ._result import ReleaseNotMetWarning, ReleaseResult
 from ._search import IntArray
 from ._validate import check_request
-from ._verdict import not_met_reasons
+from ._verdict import held_out_verdict, not_met_reasons
 
 __all__ = ["ReleaseNotMetWarning", "ReleaseResult", "find_release"]
 
@@ -55,13 +56,17 @@ def find_release(
     counts_column: str | None = None,
     max_nodes: int = 200,
     rng: int = 0,
+    aim: bool = True,
 ) -> ReleaseResult:
     """Search the most informative release of ``frame`` that meets epsilon-lift privacy.
 
     Global recoding over the lattice of hierarchy levels, then local recoding of its cells; every
-    released cell meets epsilon exactly on the data (verified). Not met (a
-    :class:`ReleaseNotMetWarning`) when the release keeps nothing or its held-out breach share's
-    95 % interval lies above ``held_out_tolerance``; ``suggest`` then searches alternatives.
+    released cell meets epsilon exactly on the data (verified). With ``aim`` and held-out folds,
+    a release whose held-out check fails is searched again with a growing credible margin until
+    it passes (:mod:`~privwatch.release._aim`). Not met (a :class:`ReleaseNotMetWarning`) by the
+    rules of :mod:`~privwatch.release._verdict`: it keeps nothing, protects no sensitive value,
+    or the upper end of its held-out breach share's 95 % interval exceeds ``held_out_tolerance``;
+    ``suggest`` then searches alternatives (:mod:`~privwatch.release._alternatives`).
 
     Parameters
     ----------
@@ -98,19 +103,19 @@ def find_release(
     space, row_of = count_space(
         frame, sens, observed, hierarchies, options, folds, counts_column, rng
     )
-    fitter = Fitter(space, options)
-    fit = fitter.fit(space.table.total())
-    held = fitter.held_out(rng) if folds >= 2 else None
-    value = kept_information(space, fit.plan)
-    frontier = frontier_points(space, options, frontier_epsilons, known=fit)
-    reasons = not_met_reasons(options, value, held, held_out_tolerance)
-    alternatives: list[str] = []
-    if suggest:
-        advice = suggest_alternatives(
-            space, options, value, held, held_out_tolerance, frontier, rng
-        )
-        alternatives = [a.describe(held_out_tolerance) for a in advice]
-    result = _result(frame, observed, row_of, fitter, fit, held, frontier, reasons, alternatives)
+    found = search_to_pass(space, options, folds, held_out_tolerance, rng, aim)
+    protection = table_protection(space.table, options.epsilon, options.disclosure)
+    frontier = frontier_points(space, found.options, frontier_epsilons, known=found.fit)
+    reasons = not_met_reasons(
+        found.options, found.information_nats, found.held, held_out_tolerance, protection
+    )
+    alternatives: list[dict[str, Any]] = []
+    if suggest and reasons:
+        advice = suggest_alternatives(space, options, folds, held_out_tolerance, rng)
+        alternatives = [a.to_dict() for a in advice]
+    result = _result(frame, observed, row_of, found, frontier, reasons, alternatives)
+    result.per_value = protection
+    result.held_out_verdict = held_out_verdict(found.held, held_out_tolerance)
     if reasons:
         warnings.warn("; ".join(reasons), ReleaseNotMetWarning, stacklevel=2)
     return result
@@ -120,14 +125,13 @@ def _result(
     frame: pd.DataFrame,
     observed: Sequence[str],
     row_of: IntArray,
-    fitter: Fitter,
-    fit: Fit,
-    held: HeldOut | None,
+    found: Searched,
     frontier: list[dict[str, Any]],
     reasons: list[str],
-    alternatives: list[str],
+    alternatives: list[dict[str, Any]],
 ) -> ReleaseResult:
     """Assemble the result: the release labelled onto the records, with its figures."""
+    fitter, fit, held = found.fitter, found.fit, found.held
     space, options, plan = fitter.space, fitter.options, fit.plan
     total = space.table.total()
     worst, by_group = in_sample_check(space, fitter.box, plan)
@@ -154,6 +158,7 @@ def _result(
         max_log_lift=worst,
         max_log_lift_by_attribute={k: float(v) for k, v in zip(names, by_group, strict=True)},
         held_out=held,
+        confidence=options.confidence,
         frontier=frontier,
         nodes_evaluated=fit.nodes_evaluated,
         search_complete=fit.nodes_evaluated < options.max_nodes,

@@ -18,9 +18,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-__all__ = ["explain_protection", "per_value", "unprotected"]
+from ._cells import CountTable
+
+__all__ = ["explain_protection", "per_value", "table_protection", "unprotected"]
 
 
 def per_value(shares: pd.Series, epsilon: float, disclosure: str) -> list[dict[str, Any]]:
@@ -50,6 +53,23 @@ def per_value(shares: pd.Series, epsilon: float, disclosure: str) -> list[dict[s
                 "protected": bool(top < 1.0 - 1e-12),
             }
         )
+    return out
+
+
+def table_protection(table: CountTable, epsilon: float, disclosure: str) -> list[dict[str, Any]]:
+    """:func:`per_value` of each sensitive attribute of a count table (``attribute`` names it;
+    with several attributes their joint tuple ``a|b``, named ``a+b``, comes first), the shares
+    being the table's (all folds)."""
+    shares = table.total().sum(0)
+    groups = [("+".join(table.sensitive), ["|".join(v) for v in table.sensitive_values], shares)]
+    if len(table.sensitive) > 1:
+        for a, codes in enumerate(table.marginals()):
+            values = sorted({v[a] for v in table.sensitive_values})
+            groups.append((table.sensitive[a], values, np.bincount(codes, weights=shares)))
+    out = []
+    for name, values, counts in groups:
+        series = pd.Series(np.asarray(counts, dtype=float) / float(np.sum(counts)), index=values)
+        out += [{"attribute": name, **row} for row in per_value(series, epsilon, disclosure)]
     return out
 
 

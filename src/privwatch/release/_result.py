@@ -21,8 +21,12 @@ class ReleaseNotMetWarning(UserWarning):
 class ReleaseResult:
     """A release with its in-sample guarantee, held-out figures and the search's frontier.
 
-    ``satisfied`` is False when one of ``reasons`` holds; ``alternatives`` then name the
-    nearest settings that were searched and checked the same way. ``released`` holds the
+    ``satisfied`` is False when one of ``reasons`` holds (:mod:`~privwatch.release._verdict`);
+    ``alternatives`` then list the settings that were searched and checked the same way, each
+    with its exact ``args`` and whether it is ``feasible``, strongest privacy first.
+    ``confidence`` is the credible margin the release was found with (the user's, or raised
+    until the held-out check passed); ``per_value`` what its guarantee promises about each
+    sensitive value (:mod:`~privwatch.release._protection`). ``released`` holds the
     released observed values of every record (input order), ``records`` each record's risk,
     flags and advice, ``mapping`` one row per observed tuple with its released values (what an
     engine joins to label records). :meth:`to_dict` is the release part of ``leakage.json``.
@@ -30,7 +34,7 @@ class ReleaseResult:
 
     satisfied: bool
     reasons: list[str]
-    alternatives: list[str]
+    alternatives: list[dict[str, Any]]
     epsilon: float
     disclosure: str
     max_suppressed: float
@@ -46,6 +50,7 @@ class ReleaseResult:
     max_log_lift: float
     max_log_lift_by_attribute: dict[str, float]
     held_out: HeldOut | None
+    confidence: float | None
     frontier: list[dict[str, Any]]
     nodes_evaluated: int
     search_complete: bool
@@ -53,6 +58,8 @@ class ReleaseResult:
     records: pd.DataFrame = field(repr=False)
     hierarchies: dict[str, Hierarchy] = field(repr=False, default_factory=dict)
     mapping: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
+    per_value: list[dict[str, Any]] = field(default_factory=list)
+    held_out_verdict: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``release`` / ``guarantee`` / ``held_out`` / ``frontier`` parts of leakage.json."""
@@ -79,8 +86,12 @@ class ReleaseResult:
                 "max_suppressed": self.max_suppressed,
                 "max_log_lift_in_sample": self.max_log_lift,
                 "max_log_lift_by_attribute": self.max_log_lift_by_attribute,
+                "confidence": self.confidence,
+                "per_value": list(self.per_value),
                 "scope": "exact for the fitted (in-sample) distribution; see held_out",
             },
-            "held_out": None if self.held_out is None else self.held_out.to_dict(),
+            "held_out": None
+            if self.held_out is None
+            else {**self.held_out.to_dict(), "verdict": self.held_out_verdict},
             "frontier": self.frontier,
         }

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import math
-import re
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,53 +54,37 @@ def _setting(value: Any) -> str:
     return fmt(value)
 
 
-def _keeps(text: str) -> float:
-    m = re.search(r"keeps ([0-9.]+) nats", text)
-    return float(m.group(1)) if m else -1.0
+def _args(args: dict[str, Any], base: dict[str, Any]) -> str:
+    """The options an alternative changes from the audit's own, as `name`=value."""
+    changed = {k: v for k, v in args.items() if base.get(k) != v}
+    return " ".join(f"`{k}`={v:.4g}" if isinstance(v, float) else f"`{k}`={v!r}"
+                    for k, v in changed.items())  # fmt: skip
 
 
 def next_steps(result: Audit) -> list[str]:
-    """Three concrete next steps, cheapest (most information kept) first."""
+    """Up to three next steps: publish (when met), else the feasible alternatives, strongest
+    privacy first, each with the exact options that give it."""
     found = result.found
-    steps: list[tuple[float, str]] = []
     if found is None:
         return [
             "Use the plug-in estimator (discrete or binned columns) to get a searched release "
             "with a held-out check, the classic measures and an attack."
         ]
-    flagged = found.records.loc[found.records["flagged"], "advice_column"]
-    helped = flagged[flagged != ""].value_counts()
-    if len(helped):
-        col, k = str(helped.index[0]), int(helped.iloc[0])
-        steps.append(
-            (
-                math.inf,
-                f"Generalise column {col} one level (or give it a coarser `hierarchies`): it "
-                f"lowers the risk of {k:,} of the {len(flagged):,} records whose values break "
-                "epsilon before generalisation.",
-            )
-        )
-    for alt in found.alternatives:
-        steps.append((_keeps(alt), alt[0].upper() + alt[1:] + "."))
     if found.satisfied:
-        steps.append(
-            (
-                -2.0,
-                "Publish release.csv, and release next month's records through the same "
-                "generalisation: save it with `save_mechanism`=M.json, then privwatch apply "
-                "M.json NEW.csv.",
-            )
-        )
-    if result.settings.get("confidence") is None:
-        steps.append(
-            (
-                -1.0,
-                "Demand a margin in every cell (`confidence`=0.9) so that the guarantee also "
-                "holds for records the release was not fitted on; it costs information.",
-            )
-        )
-    ranked = sorted(steps, key=lambda s: -s[0])
-    return [text for _, text in ranked[:3]]
+        return [
+            "Publish release.csv, and release next month's records through the same "
+            "generalisation: save it with `save_mechanism`=M.json, then privwatch apply "
+            "M.json NEW.csv."
+        ]
+    feasible = [a for a in found.alternatives if a["feasible"]]
+    steps = [
+        f"Audit again with {_args(a['args'], result.settings)} ({a['description']}): it is met."
+        for a in feasible[:3]
+    ]
+    return steps or [
+        "No setting tried is met: give coarser hierarchies (`hierarchies`), audit more "
+        "records, or accept a larger epsilon; the alternatives tried are listed above."
+    ]
 
 
 def _classic_rows(classic: dict[str, Any]) -> list[dict[str, Any]]:
@@ -161,6 +144,29 @@ def _attack_rows(attack: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def _checks_note(result: Audit) -> str | None:
+    """One sentence when a met release sits beside failing classic measures or attack."""
+    if not result.satisfied:
+        return None
+    classic = (result.leakage.get("classic") or {}).get("release")
+    fails = []
+    if classic:
+        fails += [k for k, v in classic["table"].items() if not v["passes"]]
+        for block in classic["sensitive"].values():
+            fails += [k for k, v in block["measures"].items() if not v["passes"]]
+    attack = (result.leakage.get("attack") or {}).get("attributes", {})
+    fails += [f"attack on {k}" for k, v in attack.items() if not v["passes"]]
+    if not fails:
+        return None
+    return (
+        f"The release is met, yet {', '.join(sorted(set(fails)))} fail their common thresholds: "
+        "lift privacy bounds how far a released cell moves any belief about the sensitive value "
+        "(per value, above), while k-anonymity and the attack thresholds ask other things "
+        "(class sizes, a guess's success over a baseline); a fail there is not a breach of "
+        "epsilon, but it is what those measures' users will see."
+    )
+
+
 def _findings(result: Audit) -> dict[str, Any] | None:
     found = result.found
     if found is None:
@@ -194,7 +200,19 @@ def _findings(result: Audit) -> dict[str, Any] | None:
         "epsilon": fmt(found.epsilon, 3),
         "disclosure": "two-sided" if found.disclosure == "both" else "positive only",
         "steps": next_steps(result),
-        "alternatives": found.alternatives,
+        "alternatives": [a["description"] for a in found.alternatives],
+        "per_value": [
+            {
+                "attribute": r.get("attribute", ""),
+                "value": r["value"],
+                "share": pct(r["share"]),
+                "belief_max": pct(r["belief_max"]),
+                "belief_min": "-" if r["belief_min"] is None else pct(r["belief_min"]),
+                "protected": r["protected"],
+            }
+            for r in found.per_value
+        ],
+        "checks_note": _checks_note(result),
         "held": None,
         "frontier": [
             {

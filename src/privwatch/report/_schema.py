@@ -97,6 +97,47 @@ _ATTACK_ATTR: dict[str, Any] = {
     },
 }
 
+_ALTERNATIVE: dict[str, Any] = {
+    "type": "object",
+    "required": [
+        "epsilon", "disclosure", "args", "information_nats", "held_out", "feasible",
+        "unprotected", "description",
+    ],
+    "properties": {
+        "epsilon": _NUM,
+        "disclosure": {"enum": ["both", "positive"]},
+        "args": {"type": "object"},
+        "information_nats": {"anyOf": [_NUM, {"type": "null"}]},
+        "held_out": {
+            "anyOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "required": ["estimate", "interval"],
+                    "properties": {"estimate": _NUM, "interval": _INTERVAL},
+                },
+            ]
+        },
+        "feasible": {"type": "boolean"},
+        "unprotected": {"type": "array", "items": {"type": "string"}},
+        "description": {"type": "string"},
+    },
+}  # fmt: skip
+_PER_VALUE: dict[str, Any] = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["value", "share", "belief_max", "belief_min", "protected"],
+        "properties": {
+            "value": {"type": "string"},
+            "share": _NUM,
+            "belief_max": _NUM,
+            "belief_min": {"anyOf": [_NUM, {"type": "null"}]},
+            "protected": {"type": "boolean"},
+        },
+    },
+}
+
 #: JSON Schema of leakage.json, as written by :func:`privwatch.report.write_audit` for every route.
 SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -166,11 +207,14 @@ SCHEMA: dict[str, Any] = {
         "epsilon_reason": {"type": "string"},
         "status": {"enum": ["met", "not_met"]},
         "reasons": {"type": "array", "items": {"type": "string"}},
-        "alternatives": {"type": "array", "items": {"type": "string"}},
+        "alternatives": {"type": "array", "items": _ALTERNATIVE},
         "guarantee": {
             "type": "object",
             # release search: the epsilon met; watchdog: its Guarantee (effective_epsilon, ...)
-            "anyOf": [{"required": ["epsilon"]}, {"required": ["effective_epsilon"]}],
+            "anyOf": [
+                {"required": ["epsilon", "per_value"], "properties": {"per_value": _PER_VALUE}},
+                {"required": ["effective_epsilon"]},
+            ],
         },
         "guarantee_in_words": {"type": "string"},
         "release": {

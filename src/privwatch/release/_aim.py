@@ -1,0 +1,65 @@
+"""A release searched to pass its held-out check: the credible margin grown until it does.
+
+At the requested epsilon, the most informative release whose held-out check passes is
+returned: the search is run with the user's options, and, while its held-out check does not
+pass (:func:`~privwatch.release._verdict.held_out_fails`), again with a credible margin on every
+cell (:attr:`SearchOptions.confidence` in :data:`MARGINS`, each larger than the last): a cell
+must then meet epsilon with the credible bounds of its sensitive shares, so small cells, whose
+held-out posteriors stray furthest, are merged or suppressed. The first release that passes is
+returned; when none does, the last one tried (the largest margin), and its verdict says so.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ._fitter import Fit, Fitter, kept_information
+from ._heldout import HeldOut
+from ._options import SearchOptions
+from ._search import ReleaseSpace
+from ._verdict import NOTHING_KEPT, held_out_fails
+
+__all__ = ["MARGINS", "Searched", "search_to_pass"]
+
+#: Credible levels tried in turn when a release fails its held-out check.
+MARGINS = (0.9, 0.95, 0.99)
+
+
+class Searched(NamedTuple):
+    """A searched release: the options it was found with (``confidence`` possibly raised), its
+    fitter, fit, held-out figures (None without folds) and the information it keeps."""
+
+    options: SearchOptions
+    fitter: Fitter
+    fit: Fit
+    held: HeldOut | None
+    information_nats: float
+
+
+def _search(space: ReleaseSpace, options: SearchOptions, folds: int, rng: int) -> Searched:
+    fitter = Fitter(space, options)
+    fit = fitter.fit(space.table.total())
+    held = fitter.held_out(rng) if folds >= 2 else None
+    return Searched(options, fitter, fit, held, kept_information(space, fit.plan))
+
+
+def search_to_pass(
+    space: ReleaseSpace,
+    options: SearchOptions,
+    folds: int,
+    tolerance: float,
+    rng: int,
+    aim: bool = True,
+) -> Searched:
+    """The release at ``options``, with the margin grown until its held-out check passes
+    (``aim``; see the module docstring)."""
+    found = _search(space, options, folds, rng)
+    if not aim or found.held is None:
+        return found
+    for level in MARGINS:
+        if not held_out_fails(found.held, tolerance) or found.information_nats <= NOTHING_KEPT:
+            break
+        if options.confidence is not None and level <= options.confidence:
+            continue
+        found = _search(space, options.replace(confidence=level), folds, rng)
+    return found
