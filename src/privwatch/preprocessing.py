@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from ._encoder import ObservedEncoder, require_columns
 from ._memory import BYTES_PER_QUANTILE_BIN, check_size
-from ._validation import check_specs
+from ._validation import check_positive_int, check_specs
 from .exceptions import ValidationError
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "bin_columns",
     "check_discrete",
     "format_bins",
+    "interval_labels",
     "parse_bins",
 ]
 
@@ -83,7 +84,7 @@ def bin_columns(df: pd.DataFrame, bins: Mapping[str, BinSpec]) -> pd.DataFrame:
                 raise ValidationError(
                     f"`bins[{col!r}]` must be strictly increasing cut points; got {list(spec)!r}."
                 )
-        labels = _interval_labels(edges)
+        labels = interval_labels(edges)
         raw = values.to_numpy(dtype=float)
         idx = np.where(np.isnan(raw), -1, np.searchsorted(edges, raw, side="right"))
         codes = idx.astype(np.int64)
@@ -95,7 +96,14 @@ def _fmt(v: float) -> str:
     return f"{v:g}"
 
 
-def _interval_labels(edges: NDArray[np.float64]) -> list[str]:
+def interval_labels(edges: NDArray[np.float64] | Sequence[float]) -> list[str]:
+    """The labels of the bins of increasing cut points ``e1 < ... < ek``, as
+    :func:`bin_columns` writes them.
+
+    >>> interval_labels([25, 45])
+    ['<25', '[25, 45)', '>=45']
+    """
+    edges = np.asarray(edges, dtype=float)
     labels = [f"<{_fmt(edges[0])}"]
     labels += [f"[{_fmt(a)}, {_fmt(b)})" for a, b in itertools.pairwise(edges)]
     labels.append(f">={_fmt(edges[-1])}")
@@ -149,11 +157,12 @@ def check_discrete(
 
     A numeric column with more than ``max_levels`` distinct values is not treated as a set of
     categories (each float would become its own symbol and every lift estimate would rest on one
-    record). ``max_levels=None`` disables the check.
+    record). ``max_levels=None`` disables the check; otherwise it must be a positive int.
     """
     require_columns(df, columns)
     if max_levels is None:
         return
+    check_positive_int(max_levels, "max_levels")
     offenders = []
     for col in columns:
         series = df[col]

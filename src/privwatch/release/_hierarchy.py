@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -20,11 +20,22 @@ from pandas.api.types import infer_dtype
 
 from .._validation import check_specs
 from ..exceptions import ValidationError
+from ..preprocessing import interval_labels
 
-__all__ = ["SUPPRESSED", "Hierarchy", "as_text", "auto_hierarchy", "parse_hierarchy_specs"]
+__all__ = [
+    "AUTO_INTERVALS",
+    "SUPPRESSED",
+    "Hierarchy",
+    "as_text",
+    "auto_hierarchy",
+    "nested_intervals",
+    "parse_hierarchy_specs",
+]
 
 #: The label of a fully generalised (or suppressed) value.
 SUPPRESSED = "*"
+#: The finest level of :func:`nested_intervals`: 16 quantile intervals, then 8, 4, 2 and ``*``.
+AUTO_INTERVALS = 16
 
 
 def numeric_or_none(values: pd.Series) -> pd.Series | None:
@@ -65,11 +76,14 @@ class Hierarchy:
         The original values (level 0), as text.
     labels : tuple of tuple of str
         ``labels[level][i]``: the label of ``values[i]`` at ``level``; the last level is all ``*``.
+    origin : str
+        Where the hierarchy comes from, in words, for the audit's settings (``""``: given).
     """
 
     column: str
     values: tuple[str, ...]
     labels: tuple[tuple[str, ...], ...]
+    origin: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if not self.values:
@@ -103,9 +117,18 @@ class Hierarchy:
         return len(self.labels)
 
     def codes(self, values: pd.Series) -> np.ndarray:
-        """Index of each value in :attr:`values`; a value the hierarchy lacks is an error."""
+        """Index of each value in :attr:`values`; a value the hierarchy lacks is an error.
+
+        Values are matched as text (integral floats without their ``.0``); a numeric column's
+        values not matched so are then matched by number, so that the file's ``3`` (or
+        ``3.0``) matches 3 whether the column was read as int or as float.
+        """
         text = as_text(values)
         index = pd.Index(self.values).get_indexer(pd.Index(text))
+        if (index < 0).any():
+            numeric = numeric_or_none(values)
+            if numeric is not None:
+                index = np.where(index < 0, self._numeric_index(numeric), index)
         if (index < 0).any():
             missing = sorted(set(text[index < 0]))[:5]
             raise ValidationError(
@@ -113,6 +136,16 @@ class Hierarchy:
                 f"missing {missing}."
             )
         return index.astype(np.int64)
+
+    def _numeric_index(self, numbers: pd.Series) -> np.ndarray:
+        """Index of each number among the values that read as numbers (-1: none)."""
+        keys = pd.to_numeric(pd.Series(self.values), errors="coerce").to_numpy(dtype=float)
+        first = ~pd.Series(keys).duplicated().to_numpy() & ~np.isnan(keys)
+        positions = np.flatnonzero(first)
+        if not len(positions):
+            return np.full(len(numbers), -1, dtype=np.int64)
+        found = pd.Index(keys[first]).get_indexer(numbers.to_numpy(dtype=float))
+        return np.where(found < 0, -1, positions[np.maximum(found, 0)])
 
     def level_codes(self) -> list[tuple[np.ndarray, list[str]]]:
         """Per level: the label code of every value and the label texts."""
@@ -230,6 +263,71 @@ def auto_hierarchy(
                     levels.append(row)
     levels.append(tuple(SUPPRESSED for _ in uniq))
     return Hierarchy(column, tuple(uniq), tuple(levels))
+
+
+def _cut_points(values: pd.Series, k: int, weights: np.ndarray | None) -> np.ndarray:
+    """Cut points of ``k`` (weighted) quantile intervals, each a value of the column.
+
+    A cut is placed at the first value past each CDF level ``j / k``; the levels of ``k / 2``
+    are a subset of those of ``k`` (dyadic fractions are exact), so the cut sets nest.
+    """
+    numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    w = np.ones(len(numbers)) if weights is None else np.asarray(weights, dtype=float)
+    keep = ~np.isnan(numbers)
+    per_value = pd.Series(w[keep]).groupby(numbers[keep]).sum().sort_index()
+    uniq = per_value.index.to_numpy(dtype=float)
+    if len(uniq) < 2:
+        return np.zeros(0)
+    cdf = np.cumsum(per_value.to_numpy(dtype=float)) / float(per_value.sum())
+    cut = np.unique(np.searchsorted(cdf, np.arange(1, k) / k, side="left"))
+    return np.asarray(uniq[cut[cut < len(uniq) - 1] + 1], dtype=float)
+
+
+def nested_intervals(
+    values: pd.Series,
+    column: str,
+    *,
+    n_intervals: int = AUTO_INTERVALS,
+    weights: np.ndarray | None = None,
+    missing_label: str | None = None,
+) -> tuple[list[float], Hierarchy]:
+    """Nested quantile intervals of a numeric column: its cut points and their hierarchy.
+
+    Level 0 holds ``n_intervals`` (weighted) quantile intervals, labelled as
+    :func:`privwatch.preprocessing.bin_columns` labels the bins of the returned cut points
+    (``<22``, ``[22, 25)``, ..., ``>=61``); each next level halves the number of intervals
+    (16, 8, 4, 2), by keeping every other cut point, then ``*``. Cut points are values of the
+    column. ``missing_label`` (the label of a missing value) is kept as its own value up to
+    ``*``.
+
+    Examples
+    --------
+    >>> edges, h = nested_intervals(pd.Series(range(100)), "age", n_intervals=4)
+    >>> edges
+    [25.0, 50.0, 75.0]
+    >>> [sorted(set(level)) for level in h.labels][1:]
+    [['<50', '>=50'], ['*']]
+    """
+    finest = _cut_points(values, n_intervals, weights)
+    levels: list[tuple[str, ...]] = []
+    if len(finest):
+        lower = np.concatenate([[-math.inf], finest])  # each fine interval's lower edge
+        k = n_intervals
+        while k >= 2:
+            edges = _cut_points(values, k, weights)
+            if len(edges):
+                names = interval_labels(edges)
+                row = tuple(names[i] for i in np.searchsorted(edges, lower, side="right"))
+                if not levels or len(set(row)) < len(set(levels[-1])):
+                    levels.append(row)
+            k //= 2
+    else:
+        levels.append(tuple(as_text(pd.Series(pd.unique(values.dropna())))))
+    if missing_label is not None:
+        levels = [(*row, missing_label) for row in levels]
+    levels.append(tuple(SUPPRESSED for _ in levels[0]))
+    origin = f"automatic: {len(levels[0])} nested quantile intervals"
+    return [float(e) for e in finest], Hierarchy(column, levels[0], tuple(levels), origin)
 
 
 def parse_hierarchy_specs(specs: Sequence[str]) -> dict[str, Path]:
