@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
 from .._base import check_is_fitted
 from .._rng import RNGLike, check_rng
 from .._validation import check_positive_int
 from ..exceptions import ValidationError
-from ._base import FloatArray, LiftEstimator
+from ._base import LiftEstimator
 from ._classifier import ClassifierLift
 from ._dv import DVLift
+from ._lift import FloatArray
 from ._mixture import MixtureLift
 from ._posterior import PosteriorLift
 from ._preprocess import as_frame
@@ -190,31 +192,12 @@ class AutoLift(LiftEstimator):
         total = len(self.candidates) * len(splits)
         with progress_bar(self.progress, "AutoLift: model selection", total) as adv:
             for name, seed in zip(self.candidates, seeds[3:], strict=True):
-                t0 = time.perf_counter()
-                loss = np.empty(len(rows))
-                log_post = np.empty((len(rows), len(self.prior_)))
-                eces: list[float] = []
-                frozen: dict[str, Any] = {}
-                for tr, va in splits:
-                    cand = _candidate(name, seed, self.device)
-                    cand.fit(frame.iloc[rows[tr]], labels[rows[tr]])
-                    part = cand.log_lift(frame.iloc[rows[va]]) + np.log(cand.prior_)[None, :]
-                    log_post[va] = part
-                    loss[va], ece = _log_loss(part, codes[rows[va]])
-                    eces.append(ece)
-                    frozen = getattr(cand, "frozen_params", dict)()
-                    adv()
+                row, loss, log_post = self._score_family(
+                    name, seed, frame.iloc[rows], labels[rows], codes[rows], splits, adv
+                )
                 per_record.append(loss)
                 oof.append(log_post)
-                table.append(
-                    {
-                        "family": name,
-                        "heldout_log_loss": float(loss.mean()),
-                        "calibration_error": float(np.mean(eces)),
-                        "fit_seconds": time.perf_counter() - t0,
-                        "selected_params": frozen,
-                    }
-                )
+                table.append(row)
         rule = self.selection_rule
         best = self._choose(table, per_record, "lowest" if rule == "stack" else rule)
         weights = np.zeros(len(table))
@@ -241,6 +224,42 @@ class AutoLift(LiftEstimator):
             self.reason_ = self._stack_reason
         self.prior_ = self.best_.prior_
         return self
+
+    def _score_family(
+        self,
+        name: str,
+        seed: int,
+        frame: pd.DataFrame,
+        labels: NDArray[Any],
+        codes: NDArray[np.int64],
+        splits: list[tuple[NDArray[np.int64], NDArray[np.int64]]],
+        advance: Callable[[], None],
+    ) -> tuple[dict[str, Any], FloatArray, FloatArray]:
+        """Family ``name`` cross-validated on the selection sample (``frame``, ``labels``,
+        ``codes``): its row of ``selection_``, each record's held-out log-loss and its
+        held-out log-posterior."""
+        t0 = time.perf_counter()
+        loss = np.empty(len(frame))
+        log_post = np.empty((len(frame), len(self.prior_)))
+        eces: list[float] = []
+        frozen: dict[str, Any] = {}
+        for tr, va in splits:
+            cand = _candidate(name, seed, self.device)
+            cand.fit(frame.iloc[tr], labels[tr])
+            part = cand.log_lift(frame.iloc[va]) + np.log(cand.prior_)[None, :]
+            log_post[va] = part
+            loss[va], ece = _log_loss(part, codes[va])
+            eces.append(ece)
+            frozen = getattr(cand, "frozen_params", dict)()
+            advance()
+        row = {
+            "family": name,
+            "heldout_log_loss": float(loss.mean()),
+            "calibration_error": float(np.mean(eces)),
+            "fit_seconds": time.perf_counter() - t0,
+            "selected_params": frozen,
+        }
+        return row, loss, log_post
 
     def _fit_member(
         self, name: str, seed: int, frame: pd.DataFrame, labels: Any, codes: Any, rows: Any
@@ -348,7 +367,7 @@ class AutoLift(LiftEstimator):
 def make_lift_estimator(
     name: str, *, rng: RNGLike = None, device: str = "cpu", progress: bool = False
 ) -> LiftEstimator:
-    """The estimator behind a CLI ``--estimator NAME``: ``auto`` (:class:`AutoLift`), one
+    """The estimator behind ``estimator=NAME`` of an audit: ``auto`` (:class:`AutoLift`), one
     family of :data:`CANDIDATES`, or ``plugin`` (:class:`PluginLift`)."""
     from ._plugin import PluginLift
 

@@ -1,88 +1,24 @@
-"""The interface shared by every log-lift estimator."""
+"""The interface shared by every log-lift estimator: :class:`LiftModel` with cross-fitted
+scores and intervals."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator
+from numpy.typing import ArrayLike
 
-from .._base import check_is_fitted
 from .._validation import check_open_fraction
-from ..exceptions import ValidationError
-from ..joint import encode_sensitive
+from ._crossfit import LiftScores, critical_value, cross_fit, model_variance, spread
+from ._lift import FloatArray, LiftModel
 
-if TYPE_CHECKING:
-    from ._crossfit import LiftScores
-
-__all__ = ["LiftEstimator", "risk_of"]
-
-FloatArray = NDArray[np.float64]
+__all__ = ["LiftEstimator"]
 
 
-def risk_of(log_lift: FloatArray) -> FloatArray:
-    """Per-record risk ``max_s |i(s, x)|`` of a log-lift matrix; inf where it is unknown (NaN)."""
-    risk = np.abs(log_lift).max(axis=1)
-    return np.asarray(np.where(np.isnan(risk), np.inf, risk), dtype=np.float64)
-
-
-class LiftEstimator(BaseEstimator):  # type: ignore[misc]
+class LiftEstimator(LiftModel):
     """Base class: ``fit(X, s)``, ``log_lift(X)`` (n x |S|, columns in sorted order of the
     sensitive values), ``score_samples(X)`` (max_s |i(s, x)|), ``mutual_information(X, s)``,
     ``fit_score(X, s, cv=5)`` (cross-fitted log-lift with intervals) and
     ``log_lift_interval(X)``. A scikit-learn estimator: ``sklearn.base.clone`` works."""
-
-    def _fit_sensitive(self, s: ArrayLike, n: int) -> NDArray[np.int64]:
-        arr = np.asarray(s)
-        if arr.ndim != 1 or len(arr) != n:
-            raise ValidationError(
-                f"`s` must be one sensitive label per record ({n}); got shape {arr.shape}."
-            )
-        codes, labels = encode_sensitive(pd.Series(arr), "s", "s")
-        self.sensitive_labels_: list[Any] = labels
-        self.prior_ = np.bincount(codes, minlength=len(labels)) / len(codes)
-        return codes
-
-    def _sensitive_codes(self, s: ArrayLike) -> NDArray[np.int64]:
-        labels = pd.Index(self.sensitive_labels_)
-        codes = labels.get_indexer(pd.Index(np.asarray(s)))
-        if (codes < 0).any():
-            raise ValidationError(
-                f"`s` must take values seen at fit time {self.sensitive_labels_}; got others."
-            )
-        return np.asarray(codes, dtype=np.int64)
-
-    def fit(self, X: pd.DataFrame | ArrayLike, s: ArrayLike) -> LiftEstimator:
-        raise NotImplementedError
-
-    def log_lift(self, X: pd.DataFrame | ArrayLike) -> FloatArray:
-        raise NotImplementedError
-
-    def score_samples(self, X: pd.DataFrame | ArrayLike) -> FloatArray:
-        """Per-record risk ``max_s |i(s, x)|`` (inf where the log-lift is unknown)."""
-        return risk_of(self.log_lift(X))
-
-    def mutual_information(self, X: pd.DataFrame | ArrayLike, s: ArrayLike) -> float:
-        """Estimate of I(S;X): the mean estimated log-lift of the given (x_i, s_i) pairs."""
-        check_is_fitted(self, "prior_")
-        ll = self.log_lift(X)
-        codes = self._sensitive_codes(s)
-        values = ll[np.arange(len(codes)), codes]
-        return float(np.nanmean(values))
-
-    # ------------------------------------------------------------------ cross-fitting, intervals
-    def frozen_estimator(self) -> LiftEstimator:
-        """An unfitted copy that refits the selected family with its selected regularisation
-        (used by the folds of :meth:`fit_score` and by its bootstrap)."""
-        from sklearn.base import clone
-
-        est: LiftEstimator = clone(self)
-        frozen = getattr(self, "frozen_params", None)
-        if frozen is not None:
-            est.set_params(**frozen())
-        return est
 
     def fit_score(
         self,
@@ -111,8 +47,6 @@ class LiftEstimator(BaseEstimator):  # type: ignore[misc]
         call the estimator is fitted on all records (for new records) and
         :meth:`log_lift_interval` works (the same standard deviation without the fold factor).
         """
-        from ._crossfit import cross_fit
-
         return cross_fit(
             self,
             X,
@@ -132,8 +66,6 @@ class LiftEstimator(BaseEstimator):  # type: ignore[misc]
         """Interval ``(lower, upper)`` of the log-lift of new records (after :meth:`fit_score`
         with an ``interval``): the resampling standard deviation and, for a stack of families,
         their between-family variance (:meth:`AutoLift.model_variance`) added in quadrature."""
-        from ._crossfit import critical_value, model_variance, spread
-
         check_open_fraction(level, "level")
         sd = np.sqrt(spread(self, X) ** 2 + model_variance(self, X))
         ll = self.log_lift(X)

@@ -15,7 +15,7 @@ from scipy.special import log_softmax
 from .._base import check_is_fitted
 from .._rng import RNGLike, check_rng
 from ..exceptions import ValidationError
-from ._base import FloatArray
+from ._lift import FloatArray
 from ._neural import NeuralLift
 from ._preprocess import TabularPreprocessor, as_frame
 

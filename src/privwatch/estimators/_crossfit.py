@@ -41,7 +41,7 @@ nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -52,15 +52,12 @@ from scipy.stats import t as student_t
 from .._rng import check_rng
 from .._validation import check_open_fraction, check_positive_int
 from ..exceptions import ValidationError
+from ._lift import FloatArray, LiftModel
 from ._preprocess import as_frame
 from ._progress import progress_bar
 
-if TYPE_CHECKING:
-    from ._base import LiftEstimator
-
 __all__ = ["FLAG_RULES", "LiftScores", "bootstrap_spread", "cross_fit"]
 
-FloatArray = NDArray[np.float64]
 FLAG_RULES = ("interval", "conservative", "point")
 INTERVALS = ("jackknife", "bootstrap", None)
 
@@ -116,27 +113,27 @@ class LiftScores:
         return pd.DataFrame(data, index=index)
 
 
-def _seeds(estimator: LiftEstimator, n: int) -> list[int]:
+def _seeds(estimator: LiftModel, n: int) -> list[int]:
     rng = getattr(estimator, "rng", None)
     g = check_rng(rng if rng is not None else 0)
     return [int(v) for v in g.integers(0, 2**31 - 1, size=n)]
 
 
-def _with_seed(estimator: LiftEstimator, seed: int) -> LiftEstimator:
+def _with_seed(estimator: LiftModel, seed: int) -> LiftModel:
     if "rng" in estimator.get_params():
         estimator.set_params(rng=seed)
     return estimator
 
 
 def bootstrap_spread(
-    estimator: LiftEstimator,
+    estimator: LiftModel,
     frame: pd.DataFrame,
     s: NDArray[Any],
     *,
     n_bootstrap: int,
     max_rows: int,
     progress: bool,
-) -> list[LiftEstimator]:
+) -> list[LiftModel]:
     """Fit ``n_bootstrap`` copies of the fitted ``estimator``'s frozen family on resamples.
 
     Resamples have ``m = min(n, max_rows)`` rows; with m < n the spread is later scaled by
@@ -146,7 +143,7 @@ def bootstrap_spread(
     m = min(n, max_rows)
     seeds = _seeds(estimator, n_bootstrap + 1)
     g = np.random.default_rng(seeds[0])
-    members: list[LiftEstimator] = []
+    members: list[LiftModel] = []
     with progress_bar(progress, "bootstrap", n_bootstrap) as advance:
         for b in range(n_bootstrap):
             idx = g.integers(0, n, size=m)
@@ -157,7 +154,7 @@ def bootstrap_spread(
 
 
 def cross_fit(
-    estimator: LiftEstimator,
+    estimator: LiftModel,
     X: pd.DataFrame | ArrayLike,
     s: ArrayLike,
     *,
@@ -176,8 +173,6 @@ def cross_fit(
     The model family and its regularisation are selected once on all records (folds refit that
     family with the selected strength); same ``rng`` on the estimator -> same folds -> same result.
     """
-    from sklearn.model_selection import RepeatedStratifiedKFold
-
     check_positive_int(cv, "cv")
     check_positive_int(n_repeats, "n_repeats")
     if cv < 2:
@@ -191,43 +186,19 @@ def cross_fit(
     frame = as_frame(X).reset_index(drop=True)
     labels = np.asarray(s)
     estimator.fit(frame, labels)
-    codes = estimator._sensitive_codes(labels)
-    if np.bincount(codes).min() < cv:
-        raise ValidationError(
-            f"`cv` must be at most the count of the rarest sensitive value "
-            f"({int(np.bincount(codes).min())}); got {cv}."
-        )
-    seeds = _seeds(estimator, cv * n_repeats + 1)
-    folds = RepeatedStratifiedKFold(n_splits=cv, n_repeats=n_repeats, random_state=seeds[0])
-    ll = np.zeros((len(frame), len(estimator.sensitive_labels_)))
-    between = np.zeros_like(ll)  # the scoring fold models' between-family variance
-    fold = np.empty(len(frame), dtype=np.int64)
-    members: list[LiftEstimator] = []
-    with progress_bar(progress, "cross-fitting", cv * n_repeats) as advance:
-        for j, (tr, te) in enumerate(folds.split(np.zeros(len(frame)), codes)):
-            member = _with_seed(estimator.frozen_estimator(), seeds[j + 1])
-            member.fit(frame.iloc[tr], labels[tr])
-            ll[te] += _aligned(member, estimator, frame.iloc[te]) / n_repeats
-            between[te] += model_variance(member, frame.iloc[te]) / n_repeats
-            if j < cv:
-                fold[te] = j
-            members.append(member)
-            advance()
+    ll, between, fold, members = _out_of_fold(estimator, frame, labels, cv, n_repeats, progress)
     lower = np.full_like(ll, np.nan)
     upper = np.full_like(ll, np.nan)
     method = "none"
     if interval == "jackknife":
-        estimator.resamples_ = members
-        estimator.resample_kind_ = "jackknife"
-        estimator.resample_scale_ = 1.0
-        estimator.resample_groups_ = cv
+        _keep_resamples(estimator, members, "jackknife", 1.0, cv)
         method = (
             f"grouped jackknife over the {cv} fold models"
             + (f" (mean over {n_repeats} splits)" if n_repeats > 1 else "")
             + f", t interval ({cv - 1} df)"
         )
     elif interval == "bootstrap":
-        estimator.resamples_ = bootstrap_spread(
+        refits = bootstrap_spread(
             estimator,
             frame,
             labels,
@@ -235,8 +206,8 @@ def cross_fit(
             max_rows=max_bootstrap_rows,
             progress=progress,
         )
-        estimator.resample_kind_ = "bootstrap"
-        estimator.resample_scale_ = np.sqrt(min(len(frame), max_bootstrap_rows) / len(frame))
+        scale = np.sqrt(min(len(frame), max_bootstrap_rows) / len(frame))
+        _keep_resamples(estimator, refits, "bootstrap", float(scale), None)
         method = f"bootstrap ({n_bootstrap} refits, normal interval)"
     if interval is not None:
         # fold models saw (cv - 1) / cv of the records; R splits averaged: see the module doc
@@ -249,7 +220,56 @@ def cross_fit(
     return LiftScores(ll, lower, upper, fold, level, list(estimator.sensitive_labels_), method)
 
 
-def _aligned(member: LiftEstimator, full: LiftEstimator, frame: pd.DataFrame) -> FloatArray:
+def _out_of_fold(
+    estimator: LiftModel,
+    frame: pd.DataFrame,
+    labels: NDArray[Any],
+    cv: int,
+    n_repeats: int,
+    progress: bool,
+) -> tuple[FloatArray, FloatArray, NDArray[np.int64], list[LiftModel]]:
+    """Each record's log-lift averaged over the ``n_repeats`` fold models that did not see it,
+    the between-family variance of those models, its fold in the first split, and the models."""
+    from sklearn.model_selection import RepeatedStratifiedKFold
+
+    codes = estimator._sensitive_codes(labels)
+    if np.bincount(codes).min() < cv:
+        raise ValidationError(
+            f"`cv` must be at most the count of the rarest sensitive value "
+            f"({int(np.bincount(codes).min())}); got {cv}."
+        )
+    seeds = _seeds(estimator, cv * n_repeats + 1)
+    folds = RepeatedStratifiedKFold(n_splits=cv, n_repeats=n_repeats, random_state=seeds[0])
+    ll = np.zeros((len(frame), len(estimator.sensitive_labels_)))
+    between = np.zeros_like(ll)  # the scoring fold models' between-family variance
+    fold = np.empty(len(frame), dtype=np.int64)
+    members: list[LiftModel] = []
+    with progress_bar(progress, "cross-fitting", cv * n_repeats) as advance:
+        for j, (tr, te) in enumerate(folds.split(np.zeros(len(frame)), codes)):
+            member = _with_seed(estimator.frozen_estimator(), seeds[j + 1])
+            member.fit(frame.iloc[tr], labels[tr])
+            ll[te] += _aligned(member, estimator, frame.iloc[te]) / n_repeats
+            between[te] += model_variance(member, frame.iloc[te]) / n_repeats
+            if j < cv:
+                fold[te] = j
+            members.append(member)
+            advance()
+    return ll, between, fold, members
+
+
+def _keep_resamples(
+    estimator: LiftModel, members: list[LiftModel], kind: str, scale: float, groups: int | None
+) -> None:
+    """Leave the resampled models on ``estimator`` for :func:`spread` and :func:`critical_value`
+    (``groups``: the jackknife's fold count)."""
+    estimator.resamples_ = members
+    estimator.resample_kind_ = kind
+    estimator.resample_scale_ = scale
+    if groups is not None:
+        estimator.resample_groups_ = groups
+
+
+def _aligned(member: LiftModel, full: LiftModel, frame: pd.DataFrame) -> FloatArray:
     """The member's log-lift with columns in the full estimator's label order (a fold may lack a
     rare label only if cv exceeds its count, which :func:`cross_fit` refuses)."""
     out = member.log_lift(frame)
@@ -258,7 +278,7 @@ def _aligned(member: LiftEstimator, full: LiftEstimator, frame: pd.DataFrame) ->
     return out
 
 
-def spread(estimator: LiftEstimator, X: pd.DataFrame | ArrayLike) -> FloatArray:
+def spread(estimator: LiftModel, X: pd.DataFrame | ArrayLike) -> FloatArray:
     """Resampling standard deviation of each record's log-lift (records x sensitive values):
     grouped jackknife or bootstrap, as :func:`cross_fit` left it on ``estimator``."""
     members = getattr(estimator, "resamples_", None)
@@ -277,7 +297,7 @@ def spread(estimator: LiftEstimator, X: pd.DataFrame | ArrayLike) -> FloatArray:
     return np.asarray(draws.std(axis=0, ddof=1) * estimator.resample_scale_, dtype=np.float64)
 
 
-def model_variance(estimator: LiftEstimator, X: pd.DataFrame | ArrayLike) -> FloatArray:
+def model_variance(estimator: LiftModel, X: pd.DataFrame | ArrayLike) -> FloatArray:
     """Between-family variance of each log-lift (a stack's members' weighted disagreement; see
     :mod:`privwatch.estimators._stack`); zeros for a single family."""
     fn = getattr(estimator, "model_variance", None)
@@ -286,7 +306,7 @@ def model_variance(estimator: LiftEstimator, X: pd.DataFrame | ArrayLike) -> Flo
     return np.asarray(fn(X), dtype=np.float64)
 
 
-def critical_value(estimator: LiftEstimator, level: float) -> float:
+def critical_value(estimator: LiftModel, level: float) -> float:
     """Two-sided quantile: Student t with K - 1 df for the jackknife, normal for the bootstrap."""
     q = 0.5 + level / 2
     if estimator.resample_kind_ == "jackknife":

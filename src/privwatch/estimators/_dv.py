@@ -12,8 +12,8 @@ from scipy.special import logsumexp
 from .._base import check_is_fitted
 from .._rng import RNGLike
 from ..exceptions import ValidationError
-from ._base import FloatArray
-from ._neural import NeuralLift, normalize_log_lift
+from ._lift import FloatArray, normalize_log_lift
+from ._neural import NeuralLift
 
 __all__ = ["DVLift"]
 

@@ -16,9 +16,10 @@ from .._rng import RNGLike, check_rng
 from .._serialization import check_array, read_model, reconstructing, write_model
 from .._validation import check_positive_int
 from ..exceptions import ValidationError
-from ._base import FloatArray, LiftEstimator
-from ._neural import _checked_preprocessor, _checked_prior
+from ._base import LiftEstimator
+from ._lift import FloatArray
 from ._preprocess import TabularPreprocessor, as_frame
+from ._saved_state import checked_preprocessor, checked_prior
 
 __all__ = ["COVARIANCES", "MixtureLift"]
 
@@ -222,9 +223,9 @@ class MixtureLift(LiftEstimator):
             params["covariances"] = tuple(params["covariances"])
             est = cls(**params)
             labels = list(state["sensitive_labels"])
-            pre = _checked_preprocessor(state["preprocessor"])
+            pre = checked_preprocessor(state["preprocessor"])
             n_s, d = len(labels), pre.n_features_
-            prior = _checked_prior(path, arrays, n_s)
+            prior = checked_prior(path, arrays, n_s)
             n_comp, cov = state["selected"]
             if cov not in COVARIANCES or len(arrays) != 1 + 3 * n_s:
                 raise ValueError("the stored mixtures do not match the labels")

@@ -6,28 +6,40 @@ Training runs through privwatch's one trainer (:mod:`privwatch._trainer`, via
 
 from __future__ import annotations
 
-import math
+import numbers
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy.special import logsumexp
 
 from .._base import check_is_fitted
 from .._device import resolve_device
-from .._rng import RNGLike, check_rng
+from .._rng import RNGLike
 from .._serialization import check_array, read_model, reconstructing, write_model
-from .._validation import check_open_fraction, check_positive, check_positive_int
+from .._validation import (
+    check_nonnegative,
+    check_open_fraction,
+    check_positive,
+    check_positive_int,
+    check_probability,
+)
+from ..engines import write_parquet_frames
 from ..exceptions import ValidationError
-from ._base import FloatArray, LiftEstimator
+from ._base import LiftEstimator
+from ._lift import FloatArray, normalize_log_lift
 from ._preprocess import TabularPreprocessor, as_frame
+from ._saved_state import checked_preprocessor, checked_prior, mlp_shapes
+from ._stream_fit import scan_source, score_batches
+
+if TYPE_CHECKING:
+    from ._stream_training import StreamedMembers
 
 ACTIVATIONS = ("relu", "tanh", "elu", "softplus")  # those of privwatch._torch.mlp
 
-__all__ = ["NeuralLift", "normalize_log_lift"]
+__all__ = ["NeuralLift"]
 
 
 class NeuralLift(LiftEstimator):
@@ -93,7 +105,11 @@ class NeuralLift(LiftEstimator):
                 f"`optimizer` must be 'adam' or 'adagrad'; got {self.optimizer!r}."
             )
         check_positive_int(self.n_ensemble, "n_ensemble")
-        if any(int(h) < 1 for h in self.hidden):
+        check_positive_int(self.patience, "patience")
+        check_nonnegative(self.weight_decay, "weight_decay")
+        if check_probability(self.dropout, "dropout") >= 1:  # NaN fails check_probability
+            raise ValidationError(f"`dropout` must be in [0, 1); got {self.dropout!r}.")
+        if not all(isinstance(h, numbers.Integral) and h >= 1 for h in self.hidden):
             raise ValidationError(f"`hidden` must be positive layer widths; got {self.hidden!r}.")
 
     def fit(self, X: pd.DataFrame | ArrayLike, s: ArrayLike) -> NeuralLift:
@@ -104,45 +120,37 @@ class NeuralLift(LiftEstimator):
         torch draws from its global generator, inside :func:`privwatch._torch.seeded_global_rng`
         (the caller's torch state is restored). Same ``rng``, same estimator.
         """
-        from .._torch import generator_from, mlp, seeded_global_rng, torch
-        from ._neural_training import train_member
+        from .._torch import torch
 
         self._check()
         dev = resolve_device(self.device)
         frame = as_frame(X)
         codes = self._fit_sensitive(s, len(frame))
-        g = check_rng(self.rng)
         self.preprocessor_ = TabularPreprocessor().fit(frame)
         x_all = torch.as_tensor(self.preprocessor_.transform(frame), device=dev)
         s_all = torch.as_tensor(codes, device=dev)
-        self._log_prior = torch.as_tensor(np.log(self.prior_), dtype=torch.float32, device=dev)
         n_val = max(1, round(self.validation_fraction * len(frame)))
+
+        def draw(g: np.random.Generator) -> tuple[Any, tuple[Any, Any]]:
+            order = torch.as_tensor(g.permutation(len(frame)), device=dev)
+            val, tr = order[:n_val], order[n_val:]
+            return (x_all[tr], s_all[tr]), (x_all[val], s_all[val])
+
+        from ._neural_training import fit_members
+
+        fit_members(self, int(x_all.shape[1]), draw, dev)
+        return self
+
+    def _start_members(self, dev: Any) -> None:
+        """Empty the per-member results before training (and put the log-prior on ``dev``)."""
+        from .._torch import torch
+
+        self._log_prior = torch.as_tensor(np.log(self.prior_), dtype=torch.float32, device=dev)
         self.models_: list[Any] = []
         self.histories_: list[Any] = []
         self.best_epochs_: list[int] = []
-        self.validation_sizes_: list[int] = [n_val] * self.n_ensemble
+        self.validation_sizes_: list[int] = []
         self._init_members()
-        for k in range(self.n_ensemble):  # each member has its own validation split
-            order = torch.as_tensor(g.permutation(len(frame)), device=dev)
-            val, tr = order[:n_val], order[n_val:]
-            gen = generator_from(g, dev)
-            with seeded_global_rng(int(g.integers(0, 2**62)), dev):
-                model = mlp(
-                    x_all.shape[1], self.hidden, self._n_outputs(), self.dropout, self.activation
-                ).to(dev)
-                history, best = train_member(
-                    self,
-                    model,
-                    (x_all[tr], s_all[tr]),
-                    (x_all[val], s_all[val]),
-                    generator=gen,
-                    description=f"{type(self).__name__} {k + 1}/{self.n_ensemble}",
-                )
-            self.histories_.append(history)
-            self.best_epochs_.append(best)
-            self.models_.append(model)
-            self._after_fit(k, x_all[val], s_all[val])
-        return self
 
     def _init_members(self) -> None:
         """Reset per-member state before training."""
@@ -217,18 +225,41 @@ class NeuralLift(LiftEstimator):
         >>> est.log_lift(df[["x", "c"]]).shape
         (2000, 2)
         """
-        from ._stream_fit import fit_from_source
+        from ._neural_training import fit_members  # torch, on demand
+        from ._stream_training import StreamLiftTrainer
 
-        return fit_from_source(
-            self,
-            source,
-            sensitive,
-            observed,
-            read_rows=read_rows,
-            shuffle_rows=shuffle_rows,
-            max_validation_rows=max_validation_rows,
-            leave_out_fold=leave_out_fold,
-        )
+        settings = (read_rows, shuffle_rows, max_validation_rows, leave_out_fold)
+        members = self._streamed_members(source, sensitive, observed, *settings)
+        n_in = self.preprocessor_.n_features_
+        fit_members(self, n_in, members, members.device, " (streamed)", StreamLiftTrainer)
+        return self
+
+    def _streamed_members(
+        self,
+        source: Any,
+        sensitive: str,
+        observed: Sequence[str],
+        read_rows: int,
+        shuffle_rows: int,
+        max_validation_rows: int,
+        leave_out_fold: tuple[int, int, int] | None,
+    ) -> StreamedMembers:
+        """Check the settings, make the statistics pass (the prior, labels and preprocessing
+        are fitted from it) and return the members' data
+        (:class:`~privwatch.estimators._stream_training.StreamedMembers`)."""
+        from ._stream_training import StreamedMembers  # torch, on demand
+
+        self._check()
+        self._check_streamable()
+        check_positive_int(shuffle_rows, "shuffle_rows")
+        check_positive_int(max_validation_rows, "max_validation_rows")
+        dev = resolve_device(self.device)
+        progress = bool(self.progress)
+        scan = scan_source(source, sensitive, observed, read_rows, progress, leave_out_fold)
+        self.sensitive_labels_, self.prior_ = scan.labels, scan.prior
+        self.preprocessor_ = scan.preprocessor
+        threshold = min(float(self.validation_fraction), max_validation_rows / scan.n_records)
+        return StreamedMembers(scan, threshold, self.batch_size, shuffle_rows, dev)
 
     def score_batches(
         self, source: Any, *, keep: Sequence[str] = (), read_rows: int = 65_536
@@ -238,9 +269,9 @@ class NeuralLift(LiftEstimator):
         in the engines' labelled records: :data:`privwatch.engines.ROW_COLUMN`), the
         ``keep`` columns, ``risk`` (:math:`\max_s |\hat i(s, x)|`) and ``log_lift[<s>]`` per
         sensitive value, in source order; one batch is in memory at a time."""
-        from ._stream_fit import score_batches
-
-        return score_batches(self, source, keep=keep, read_rows=read_rows)
+        check_is_fitted(self, "models_")
+        columns, labels = list(self.preprocessor_.columns_), list(self.sensitive_labels_)
+        yield from score_batches(self.log_lift, columns, labels, source, keep, read_rows)
 
     def score_source(
         self,
@@ -252,9 +283,7 @@ class NeuralLift(LiftEstimator):
     ) -> Path:
         """Write :meth:`score_batches`'s frames to the Parquet file ``out`` as they come
         (through ``out.partial``, renamed when complete); returns ``out``."""
-        from ._stream_fit import write_scores
-
-        return write_scores(self, source, out, keep=keep, read_rows=read_rows)
+        return write_parquet_frames(self.score_batches(source, keep=keep, read_rows=read_rows), out)
 
     def _n_outputs(self) -> int:
         return len(self.sensitive_labels_)
@@ -321,8 +350,8 @@ class NeuralLift(LiftEstimator):
             if est.device != "cpu":
                 raise ValueError("a saved estimator loads on the CPU")
             est.sensitive_labels_ = list(state["sensitive_labels"])
-            est.preprocessor_ = _checked_preprocessor(state["preprocessor"])
-            est.prior_ = _checked_prior(path, arrays, len(est.sensitive_labels_))
+            est.preprocessor_ = checked_preprocessor(state["preprocessor"])
+            est.prior_ = checked_prior(path, arrays, len(est.sensitive_labels_))
             if not 0 < est.n_ensemble <= len(arrays) or len(est.hidden) > len(arrays):
                 raise ValueError("more ensemble members or layers than stored weights")
             shapes = mlp_shapes(
@@ -357,49 +386,3 @@ class NeuralLift(LiftEstimator):
         )
         model.eval()
         return model
-
-
-def mlp_shapes(
-    n_in: int, hidden: Sequence[int], n_out: int, dropout: float
-) -> list[tuple[str, tuple[int, ...]]]:
-    """(state-dict name, shape) of every parameter of ``privwatch._torch.mlp`` with these
-    sizes, computed without building it."""
-    out: list[tuple[str, tuple[int, ...]]] = []
-    index, width = 0, int(n_in)
-    for h in [*hidden, n_out]:
-        out += [(f"{index}.weight", (int(h), width)), (f"{index}.bias", (int(h),))]
-        index += 3 if dropout > 0 else 2
-        width = int(h)
-    return out
-
-
-def _checked_preprocessor(state: dict[str, Any]) -> TabularPreprocessor:
-    """The preprocessor of a saved file, its columns, means and scales checked."""
-    pre = TabularPreprocessor.from_dict(state)
-    names = set(pre.numeric_) | set(pre.categories_)
-    if len(pre.columns_) != len(set(pre.columns_)) or set(pre.columns_) != names:
-        raise ValueError("preprocessor columns do not match its numeric and categorical parts")
-    for mean, scale in pre.numeric_.values():
-        if not (math.isfinite(mean) and math.isfinite(scale) and scale > 0):
-            raise ValueError("preprocessor means and scales must be finite (scales positive)")
-    for cats in pre.categories_.values():
-        if not all(isinstance(c, str) for c in cats) or len(set(cats)) != len(cats):
-            raise ValueError("preprocessor categories must be distinct strings")
-    return pre
-
-
-def _checked_prior(path: str | Path, arrays: dict[str, Any], n_labels: int) -> FloatArray:
-    """The stored ``prior`` array of a saved file, checked to be a positive pmf over the
-    ``n_labels`` (at least two) sensitive labels."""
-    prior = check_array(path, arrays, "prior", ndim=1, low=0.0)
-    if prior.shape != (n_labels,) or not (
-        n_labels >= 2 and prior.min() > 0 and abs(float(prior.sum()) - 1.0) <= 1e-9
-    ):
-        raise ValueError("the prior must be a positive pmf over the sensitive labels")
-    return prior
-
-
-def normalize_log_lift(ll: FloatArray, prior: FloatArray) -> FloatArray:
-    """Shift each row so that ``sum_s prior(s) exp(ll(s, x)) = 1``, as for every log-lift."""
-    norm = logsumexp(ll + np.log(prior)[None, :], axis=1)
-    return np.asarray(ll - norm[:, None], dtype=np.float64)

@@ -9,10 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._torch import torch
+import numpy as np
+
+from .._rng import check_rng
+from .._torch import generator_from, mlp, seeded_global_rng, torch
 from .._trainer import EarlyStopping, ProgressBar, Trainer
 
-__all__ = ["LiftTrainer", "train_member"]
+__all__ = ["LiftTrainer", "MemberDraw", "fit_members", "train_member"]
+
+#: ``draw(g)``: one member's training data and its validation pair, drawn from ``g``
+MemberDraw = Callable[[np.random.Generator], tuple[Any, tuple[Any, Any]]]
 
 
 class LiftTrainer(Trainer):
@@ -109,3 +115,39 @@ def train_member(
     history = trainer.run()
     network.eval()
     return history, stopping.best_epoch
+
+
+def fit_members(
+    est: Any,
+    n_in: int,
+    draw: MemberDraw,
+    dev: Any,
+    suffix: str = "",
+    trainer_cls: type[LiftTrainer] = LiftTrainer,
+) -> None:
+    """Train the ``n_ensemble`` members of the neural estimator ``est`` (its prior, labels and
+    preprocessing already fitted), each on the data ``draw`` gives it with its own validation
+    split. Every draw comes from ``est.rng``, member by member: its data, then
+    its batch generator, then the seed of its initial weights (drawn by torch's global
+    generator inside :func:`privwatch._torch.seeded_global_rng`)."""
+    g = check_rng(est.rng)
+    est._start_members(dev)
+    for k in range(est.n_ensemble):
+        train, (x_val, s_val) = draw(g)
+        est.validation_sizes_.append(len(s_val))
+        gen = generator_from(g, dev)
+        with seeded_global_rng(int(g.integers(0, 2**62)), dev):
+            model = mlp(n_in, est.hidden, est._n_outputs(), est.dropout, est.activation).to(dev)
+            history, best = train_member(
+                est,
+                model,
+                train,
+                (x_val, s_val),
+                generator=gen,
+                description=f"{type(est).__name__} {k + 1}/{est.n_ensemble}{suffix}",
+                trainer_cls=trainer_cls,
+            )
+        est.histories_.append(history)
+        est.best_epochs_.append(best)
+        est.models_.append(model)
+        est._after_fit(k, x_val, s_val)

@@ -19,7 +19,8 @@ from ..exceptions import PrivacyWarning
 from ..joint import plugin_estimate
 from ..measures import log_lift as exact_log_lift
 from ..preprocessing import DEFAULT_MAX_LEVELS
-from ._base import FloatArray, LiftEstimator
+from ._base import LiftEstimator
+from ._lift import FloatArray
 from ._plugin_intervals import (
     MutualInformationEstimate,
     lift_intervals,

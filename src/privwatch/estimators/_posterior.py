@@ -14,11 +14,12 @@ from scipy.special import log_softmax
 from .._base import check_is_fitted
 from .._rng import RNGLike, check_rng
 from .._serialization import check_array, read_model, reconstructing, write_model
-from .._validation import check_positive, check_positive_int
+from .._validation import check_positive, check_positive_int, short_repr
 from ..exceptions import ValidationError
-from ._base import FloatArray, LiftEstimator
-from ._neural import _checked_preprocessor, _checked_prior, normalize_log_lift
+from ._base import LiftEstimator
+from ._lift import FloatArray, normalize_log_lift
 from ._preprocess import TabularPreprocessor, as_frame
+from ._saved_state import checked_preprocessor, checked_prior
 
 __all__ = ["FAMILIES", "PosteriorLift"]
 
@@ -89,6 +90,14 @@ class PosteriorLift(LiftEstimator):
         check_positive_int(self.max_iter, "max_iter")
         if self.C is not None and not (np.isfinite(self.C) and self.C > 0):
             raise ValidationError(f"`C` must be a positive finite number; got {self.C!r}.")
+        if self.grid is not None and not all(  # NaN passes a plain comparison
+            isinstance(v, (int, float, np.number)) and np.isfinite(v) and v > 0 for v in self.grid
+        ):
+            raise ValidationError(
+                f"`grid` must hold positive finite numbers; got {short_repr(self.grid)}."
+            )
+        if self.max_leaf_nodes is not None:
+            check_positive_int(self.max_leaf_nodes, "max_leaf_nodes")
 
     def fit(self, X: pd.DataFrame | ArrayLike, s: ArrayLike) -> PosteriorLift:
         """Fit the posterior model of ``s`` (sensitive labels) given ``X`` (records)."""
@@ -264,9 +273,9 @@ class PosteriorLift(LiftEstimator):
             if est.family != "quadratic_logistic":
                 raise ValueError(f"family {est.family!r} is not saveable")
             labels = list(state["sensitive_labels"])
-            pre = _checked_preprocessor(state["preprocessor"])
+            pre = checked_preprocessor(state["preprocessor"])
             n_s, d = len(labels), pre.n_features_
-            prior = _checked_prior(path, arrays, n_s)
+            prior = checked_prior(path, arrays, n_s)
             powers = check_array(path, arrays, "powers", ndim=2, low=0)
             k = powers.shape[0]
             if powers.shape != (k, d) or not (k and powers.max() <= 2 and powers.sum(1).max() <= 2):

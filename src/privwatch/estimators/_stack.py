@@ -39,8 +39,8 @@ from scipy.special import log_softmax
 from .._base import check_is_fitted
 from .._rng import RNGLike, check_rng
 from ..exceptions import ValidationError
-from ._base import FloatArray, LiftEstimator
-from ._neural import normalize_log_lift
+from ._base import LiftEstimator
+from ._lift import FloatArray, normalize_log_lift
 from ._preprocess import as_frame
 
 __all__ = ["MIN_WEIGHT", "StackedLift", "stack_weights"]

@@ -22,7 +22,7 @@ from sklearn.base import clone
 from .._rng import check_rng
 from ..engines import ROW_COLUMN, fold_of
 from ..exceptions import ValidationError
-from ._base import risk_of
+from ._lift import risk_of
 from ._stream_source import SourceReader
 
 if TYPE_CHECKING:

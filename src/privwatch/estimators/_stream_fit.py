@@ -1,52 +1,35 @@
-"""Fit a neural log-lift estimator from a source streamed in batches, and score one the same way.
+"""A source streamed in batches for a neural log-lift estimator: the statistics pass before a
+fit, and the scoring of a source batch by batch.
 
-The estimator's memory is the network, one slice of records, the shuffle buffer and the
-validation records (at most about ``max_validation_rows``): none of them grows with the table.
+The fit's memory is the network, one slice of records, the shuffle buffer and the validation
+records (at most about ``max_validation_rows``; :mod:`._stream_training`): none of them grows
+with the table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._device import resolve_device
-from .._rng import check_rng
-from .._validation import check_positive_int
-from ..engines import ROW_COLUMN, fold_of, write_parquet_frames
+from ..engines import ROW_COLUMN, fold_of
 from ..exceptions import ValidationError
-from ._base import risk_of
+from ._lift import FloatArray, risk_of
+from ._preprocess import TabularPreprocessor
 from ._stream_source import SourceReader, check_columns
 from ._stream_stats import scan_statistics
 
-if TYPE_CHECKING:
-    from ._neural import NeuralLift
+__all__ = ["ScannedSource", "fold_mask", "scan_source", "score_batches"]
 
-__all__ = ["fit_from_source", "fold_mask", "score_batches", "write_scores"]
-
-
-def _encoder(est: NeuralLift, sensitive: str) -> Any:
-    labels = pd.Index(est.sensitive_labels_)
-    columns = list(est.preprocessor_.columns_)
-
-    def encode(frame: pd.DataFrame) -> tuple[Any, Any]:
-        codes = labels.get_indexer(pd.Index(frame[sensitive]))
-        if (codes < 0).any():  # only if the source changed between the passes
-            raise ValidationError(
-                f"`{sensitive}` must take the values of the statistics pass "
-                f"{list(labels)}; the source changed while it was read."
-            )
-        return est.preprocessor_.transform(frame[columns]), np.asarray(codes, dtype=np.int64)
-
-    return encode
+BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
 
 
 def fold_mask(
     leave_out_fold: tuple[int, int, int] | None,
-) -> Callable[[int, int], np.ndarray[Any, np.dtype[np.bool_]]] | None:
+) -> Callable[[int, int], BoolArray] | None:
     """``mask(start, n)``, True for the rows of fold ``k`` of ``(folds, seed, k)``
     (:func:`privwatch.engines.fold_of` of the row positions); None for no fold."""
     if leave_out_fold is None:
@@ -60,101 +43,79 @@ def fold_mask(
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 0 <= k < folds:
         raise ValidationError(f"the fold `k` must be an integer in [0, {folds}); got {k!r}.")
 
-    def mask(start: int, n: int) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    def mask(start: int, n: int) -> BoolArray:
         return np.asarray(fold_of(np.arange(start, start + n, dtype=np.int64), folds, seed) == k)
 
     return mask
 
 
-def fit_from_source(
-    est: NeuralLift,
+@dataclass(frozen=True)
+class ScannedSource:
+    """A source after the statistics pass of a streamed fit: its reader, the records it
+    holds outside the left-out fold, the sensitive labels, their prior and the preprocessing
+    of the observed columns."""
+
+    reader: SourceReader
+    sensitive: str
+    left_out: Callable[[int, int], BoolArray] | None
+    n_records: int
+    labels: list[Any]
+    prior: FloatArray
+    preprocessor: TabularPreprocessor
+
+    def encode(self, frame: pd.DataFrame) -> tuple[Any, Any]:
+        """(features, sensitive codes) of ``frame`` as NumPy arrays."""
+        codes = pd.Index(self.labels).get_indexer(pd.Index(frame[self.sensitive]))
+        if (codes < 0).any():  # only if the source changed between the passes
+            raise ValidationError(
+                f"`{self.sensitive}` must take the values of the statistics pass "
+                f"{list(self.labels)}; the source changed while it was read."
+            )
+        features = self.preprocessor.transform(frame[list(self.preprocessor.columns_)])
+        return features, np.asarray(codes, dtype=np.int64)
+
+
+def scan_source(
     source: Any,
     sensitive: str,
     observed: Sequence[str],
-    *,
     read_rows: int,
-    shuffle_rows: int,
-    max_validation_rows: int,
-    leave_out_fold: tuple[int, int, int] | None = None,
-) -> NeuralLift:
-    """See :meth:`NeuralLift.fit_source`."""
-    from .._torch import generator_from, mlp, seeded_global_rng, torch
-    from ._neural_training import train_member
-    from ._stream_training import RowSplit, StreamLiftTrainer, TrainingStream, collect_validation
-
-    est._check()
-    est._check_streamable()
+    progress: bool,
+    leave_out_fold: tuple[int, int, int] | None,
+) -> ScannedSource:
+    """One pass over ``source`` (see :meth:`NeuralLift.fit_source`): the prior of the
+    sensitive values and the preprocessing, from the records outside ``leave_out_fold``."""
     sensitive, obs = check_columns(sensitive, observed)
-    check_positive_int(shuffle_rows, "shuffle_rows")
-    check_positive_int(max_validation_rows, "max_validation_rows")
-    dev = resolve_device(est.device)
     reader = SourceReader(source, [sensitive, *obs], read_rows)
     left_out = fold_mask(leave_out_fold)
-    stats = scan_statistics(reader, sensitive, obs, progress=bool(est.progress), left_out=left_out)
+    stats = scan_statistics(reader, sensitive, obs, progress=progress, left_out=left_out)
     if stats.n_records == 0:
         raise ValidationError("`source` must hold records outside the left-out fold; got none.")
-    est.sensitive_labels_ = stats.labels(sensitive)
-    est.prior_ = stats.prior(est.sensitive_labels_)
-    est.preprocessor_ = stats.preprocessor(obs)
-    est._log_prior = torch.as_tensor(np.log(est.prior_), dtype=torch.float32, device=dev)
-    encode = _encoder(est, sensitive)
-    threshold = min(float(est.validation_fraction), max_validation_rows / stats.n_records)
-    g = check_rng(est.rng)
-    est.models_, est.histories_, est.best_epochs_ = [], [], []
-    est.validation_sizes_ = []
-    est._init_members()
-    for k in range(est.n_ensemble):  # each member has its own validation split
-        split = RowSplit(int(g.integers(0, 2**62)), threshold, left_out)
-        x_val, s_val = collect_validation(reader, split, encode, dev)
-        if len(s_val) == 0 or len(s_val) == stats.n_records:
-            raise ValidationError(
-                f"`source` must have records both to train on and to validate on; its "
-                f"{stats.n_records} records gave {len(s_val)} validation records (raise "
-                "`validation_fraction` or use more records)."
-            )
-        est.validation_sizes_.append(len(s_val))
-        stream = TrainingStream(
-            reader,
-            encode,
-            split,
-            batch_size=est.batch_size,
-            shuffle_rows=shuffle_rows,
-            order_rng=np.random.default_rng(int(g.integers(0, 2**62))),
-            device=dev,
-        )
-        gen = generator_from(g, dev)
-        with seeded_global_rng(int(g.integers(0, 2**62)), dev):
-            model = mlp(
-                est.preprocessor_.n_features_, est.hidden, est._n_outputs(), est.dropout,
-                est.activation,
-            ).to(dev)  # fmt: skip
-            history, best = train_member(
-                est,
-                model,
-                stream,
-                (x_val, s_val),
-                generator=gen,
-                description=f"{type(est).__name__} {k + 1}/{est.n_ensemble} (streamed)",
-                trainer_cls=StreamLiftTrainer,
-            )
-        est.histories_.append(history)
-        est.best_epochs_.append(best)
-        est.models_.append(model)
-        est._after_fit(k, x_val, s_val)
-    return est
+    labels = stats.labels(sensitive)
+    return ScannedSource(
+        reader,
+        sensitive,
+        left_out,
+        stats.n_records,
+        labels,
+        stats.prior(labels),
+        stats.preprocessor(obs),
+    )
 
 
 def score_batches(
-    est: NeuralLift, source: Any, *, keep: Sequence[str] = (), read_rows: int = 65_536
+    log_lift: Callable[[pd.DataFrame], FloatArray],
+    columns: list[str],
+    labels: list[Any],
+    source: Any,
+    keep: Sequence[str] = (),
+    read_rows: int = 65_536,
 ) -> Iterator[pd.DataFrame]:
-    """See :meth:`NeuralLift.score_batches`."""
-    from .._base import check_is_fitted
-
-    check_is_fitted(est, "models_")
-    columns = list(est.preprocessor_.columns_)
+    """The frames of :meth:`NeuralLift.score_batches`: ``log_lift`` of the ``columns`` of each
+    batch of ``source``, with ``labels`` the sensitive values (its columns)."""
     if isinstance(keep, str) or not all(isinstance(c, str) for c in keep):
         raise ValidationError(f"`keep` must be a list of column names; got {keep!r}.")
-    taken = {ROW_COLUMN, "risk", *(f"log_lift[{label}]" for label in est.sensitive_labels_)}
+    taken = {ROW_COLUMN, "risk", *(f"log_lift[{label}]" for label in labels)}
     if taken & set(keep) or len(set(keep)) != len(keep):
         raise ValidationError(
             f"`keep` must name distinct columns other than {sorted(taken)}; got {list(keep)!r}."
@@ -162,22 +123,10 @@ def score_batches(
     extra = [c for c in keep if c not in columns]
     reader = SourceReader(source, [*columns, *extra], read_rows)
     for start, frame in reader.scan():
-        ll = est.log_lift(frame[columns])
+        ll = log_lift(frame[columns])
         data: dict[str, Any] = {ROW_COLUMN: np.arange(start, start + len(frame), dtype=np.int64)}
         data.update({c: frame[c].to_numpy() for c in keep})
         data["risk"] = risk_of(ll)
-        for j, label in enumerate(est.sensitive_labels_):
+        for j, label in enumerate(labels):
             data[f"log_lift[{label}]"] = ll[:, j]
         yield pd.DataFrame(data)
-
-
-def write_scores(
-    est: NeuralLift,
-    source: Any,
-    out: str | Path,
-    *,
-    keep: Sequence[str] = (),
-    read_rows: int = 65_536,
-) -> Path:
-    """See :meth:`NeuralLift.score_source`."""
-    return write_parquet_frames(score_batches(est, source, keep=keep, read_rows=read_rows), out)

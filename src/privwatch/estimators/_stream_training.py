@@ -20,10 +20,12 @@ from typing import Any
 import numpy as np
 
 from .._torch import torch
+from ..exceptions import ValidationError
 from ._neural_training import LiftTrainer
+from ._stream_fit import ScannedSource
 from ._stream_source import SourceReader, row_uniform
 
-__all__ = ["RowSplit", "StreamLiftTrainer", "TrainingStream"]
+__all__ = ["RowSplit", "StreamLiftTrainer", "StreamedMembers", "TrainingStream"]
 
 Encode = Callable[[Any], tuple[Any, Any]]
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
@@ -150,3 +152,43 @@ class StreamLiftTrainer(LiftTrainer):
             total += record["train_loss"] * len(sensitive)
             seen += len(sensitive)
         return {"train_loss": total / max(seen, 1)}
+
+
+class StreamedMembers:
+    """The data of each ensemble member of a streamed fit (a
+    :data:`~privwatch.estimators._neural_training.MemberDraw`): called with the fit's
+    generator, it draws the member's validation split (the rows whose :func:`row_uniform`
+    falls below ``threshold``) and the order of its pieces, and returns its
+    :class:`TrainingStream` and its validation records (tensors on ``device``)."""
+
+    def __init__(
+        self,
+        scan: ScannedSource,
+        threshold: float,
+        batch_size: int,
+        shuffle_rows: int,
+        device: Any,
+    ) -> None:
+        self.scan, self.threshold, self.device = scan, threshold, device
+        self.batch_size, self.shuffle_rows = batch_size, shuffle_rows
+
+    def __call__(self, g: np.random.Generator) -> tuple[TrainingStream, tuple[Any, Any]]:
+        scan = self.scan
+        split = RowSplit(int(g.integers(0, 2**62)), self.threshold, scan.left_out)
+        x_val, s_val = collect_validation(scan.reader, split, scan.encode, self.device)
+        if len(s_val) == 0 or len(s_val) == scan.n_records:
+            raise ValidationError(
+                f"`source` must have records both to train on and to validate on; its "
+                f"{scan.n_records} records gave {len(s_val)} validation records (raise "
+                "`validation_fraction` or use more records)."
+            )
+        stream = TrainingStream(
+            scan.reader,
+            scan.encode,
+            split,
+            batch_size=self.batch_size,
+            shuffle_rows=self.shuffle_rows,
+            order_rng=np.random.default_rng(int(g.integers(0, 2**62))),
+            device=self.device,
+        )
+        return stream, (x_val, s_val)

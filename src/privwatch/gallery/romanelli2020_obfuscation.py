@@ -17,10 +17,7 @@ the cross entropy (Fig. 4). The budgets of a data set run side by side in ``n_jo
 
 from __future__ import annotations
 
-import itertools
-import math
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,48 +25,12 @@ import numpy as np
 import torch
 
 from ..adversarial import Obfuscator
-from ..datasets import LocationData, load_gowalla_paris, synthetic_users, uniform_prior
-from ..estimators import bayes_error_grid, grid_centres
+from ..datasets import uniform_prior
+from ..estimators import grid_centres
 from ..mechanisms import PlanarLaplace, optimal_bayes_mechanism
-from .fresh import attack_fresh_releases, fresh_attacker_cv
-
-
-def ln2_over(spec: str) -> float:
-    return math.log(2) / float(spec.split("/")[1])
-
-
-def fresh_on(
-    data: LocationData, release: Callable[[np.ndarray, int], np.ndarray], *, repeat: int, seed: int
-) -> dict[str, Any]:
-    """:func:`~privwatch.gallery.fresh.attack_fresh_releases` on the train / test split of
-    ``data``: a fresh attacker trained on the frozen mechanism's releases."""
-    return attack_fresh_releases(
-        release,
-        data.train,
-        data.train_sensitive,
-        data.test,
-        data.test_sensitive,
-        repeat=repeat,
-        seed=seed,
-    )
-
-
-def table(
-    points: np.ndarray, users: np.ndarray, release: Any, half: float, cfg: dict[str, Any], seed: int
-) -> dict[str, dict[str, float]]:
-    """Grid Bayes errors and displacement of ``release(points, rng)`` for every hit count."""
-    out: dict[str, dict[str, float]] = {}
-    for hits in cfg["hits"]:
-        src = np.repeat(points, hits, axis=0)
-        lab = np.repeat(users, hits)
-        z = release(src, np.random.default_rng(seed + hits))
-        row = {
-            f"{c}x{c}": bayes_error_grid(z, lab, bounds=(-half, half, -half, half), cells=c)
-            for c in cfg["grid_cells"]
-        }
-        row["empirical_distortion_m"] = float(np.linalg.norm(z - src, axis=1).mean())
-        out[f"{hits} hits"] = row
-    return out
+from .fresh import fresh_attacker_cv
+from .romanelli2020_learned import KINDS, TITLES, fit_learned, fresh_on, ln2_over, load, table
+from .romanelli2020_schedule import run_schedule
 
 
 def optimum(
@@ -92,44 +53,6 @@ def optimum(
         "converged": res.converged,
         "seconds": time.perf_counter() - t0,
     }
-
-
-def load(name: str, seed: int) -> LocationData:
-    return synthetic_users(rng=seed) if name == "synthetic" else load_gowalla_paris(rng=seed)
-
-
-#: the learned mechanisms: Algorithm 1 with the paper's Laplace-seeded generator, Algorithm 1 with
-#: the finite-support anchors generator, and the anchors generator against the exact Bayes attacker
-KINDS = ("laplace", "anchors", "bayes")
-TITLES = {
-    "laplace": "learned, Laplace-seeded generator",
-    "anchors": "learned, anchors generator",
-    "bayes": "learned, anchors vs Bayes attacker",
-}
-
-
-def fit_learned(
-    kind: str, L: float, data: LocationData, cfg: dict[str, Any], c: dict[str, Any], seed: int
-) -> tuple[Obfuscator, dict[str, Any], list[dict[str, Any]]]:
-    """Fit one learned mechanism. ``bayes``: every candidate setting of
-    ``obfuscator_bayes.candidates`` is fitted and the one whose Bayes attacker guessed worst on
-    the obfuscator's own validation points is kept (no test data is used to choose)."""
-    if kind != "bayes":
-        params = {**cfg["obfuscator"], **c["obfuscator"], **c.get(f"obfuscator_{kind}", {})}
-        ob = Obfuscator(L, generator=kind, rng=seed, **params)
-        return ob.fit(data.train, data.train_sensitive), params, []
-    spec = dict(cfg["obfuscator_bayes"])
-    grid = spec.pop("candidates")
-    names = sorted(grid)
-    tried = []
-    for values in itertools.product(*(grid[k] for k in names)):
-        params = {**spec, **dict(zip(names, values, strict=True))}
-        ob = Obfuscator(L, generator="anchors", attacker="bayes", rng=seed, **params)
-        ob.fit(data.train, data.train_sensitive)
-        tried.append((ob.val_accuracy_, params, ob))
-    best = min(tried, key=lambda t: t[0])
-    candidates = [{"params": p, "val_accuracy": a} for a, p, _ in tried]
-    return best[2], best[1], candidates
 
 
 def run_case(
@@ -321,8 +244,6 @@ def run(cfg: dict[str, Any], out: Path) -> dict[str, Any]:
     """Run one part (``synthetic``, ``gowalla``, ``cross_entropy`` or ``schedule``) into ``out``."""
     which = cfg["part"]
     if which == "schedule":  # Table II's protocol, the paper's G0 and classifier schedule
-        from .romanelli2020_schedule import run_schedule
-
         return run_schedule(cfg, out)
     if which == "cross_entropy":
         return run_cross_entropy(cfg, out)

@@ -16,7 +16,7 @@ users' locations only, in two sweeps:
   L = 173 m, or ours, 20 / L: expected displacement L / 10, the default of ``Obfuscator``), with
   ``seeds.obfuscator`` updated by the case's own ``obfuscator`` settings;
 * ``ours``: the generators of ours (``romanelli2020_obfuscation_synthetic``'s "anchors" and
-  "anchors vs Bayes attacker", :func:`privwatch.gallery.romanelli2020_obfuscation.fit_learned`,
+  "anchors vs Bayes attacker", :func:`privwatch.gallery.romanelli2020_learned.fit_learned`,
   the same settings and seed), refitted and judged by the same protocol.
 
 ``sweeps`` names the sweeps a run fits (all three by default); a run of some of them can be
@@ -42,7 +42,7 @@ from typing import Any
 import torch
 
 from ..adversarial import Obfuscator
-from .romanelli2020_obfuscation import fit_learned, fresh_on, ln2_over, load, table
+from .romanelli2020_learned import fit_learned, fresh_on, ln2_over, load, table
 
 #: the sweeps of a full run, in the order of the record
 SWEEPS = ("schedule", "seeds", "ours")
@@ -97,7 +97,7 @@ def jobs(cfg: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     """(sweep, key, job) for every fit of the sweeps ``cfg["sweeps"]`` (default: all), the
     longest first within a sweep. A job of ``ours`` carries the synthetic experiment's
     ``obfuscator`` / ``obfuscator_anchors`` / ``obfuscator_bayes`` settings for
-    :func:`~privwatch.gallery.romanelli2020_obfuscation.fit_learned`."""
+    :func:`~privwatch.gallery.romanelli2020_learned.fit_learned`."""
     sweeps = cfg.get("sweeps", SWEEPS)
     unknown = sorted(set(sweeps) - set(SWEEPS))
     if unknown:
