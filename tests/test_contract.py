@@ -16,7 +16,8 @@ here), runs the same contract on tiny data:
   ``check_no_attributes_set_in_init``, ``check_get_params_invariance``, ``check_set_params``,
   ``check_do_not_raise_errors_in_init_or_set_params``, ``check_mixin_order``,
   ``check_valid_tag_types``, ``check_estimator_tags_renamed``, and
-  ``check_parameters_default_constructible`` for the classes that have no required argument.
+  ``check_parameters_default_constructible`` (every class: scikit-learn's rule that every
+  constructor argument has a default).
 
 Skipped ``estimator_checks`` (``check_estimator`` as a whole): they fit on generated data,
 continuous features with a classification or regression target, and call ``predict`` /
@@ -350,12 +351,13 @@ def test_sklearn_estimator_checks(name: str, check: Callable[..., None]) -> None
 def test_default_constructible_estimators(name: str) -> None:
     cls = type(CASES[name].make())
     required = [
-        p
+        p.name
         for p in inspect.signature(cls.__init__).parameters.values()
         if p.name != "self"
         and p.default is inspect.Parameter.empty
         and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
-    if required:
-        pytest.skip(f"{name} requires {[p.name for p in required]} (no default-constructed form)")
+    assert required == [], f"{name} requires {required}: every argument needs a default"
     ec.check_parameters_default_constructible(name, cls())
+    twin = clone(cls())
+    assert type(twin) is cls and _same_params(twin.get_params(), cls().get_params())

@@ -290,3 +290,36 @@ def test_table2_schedule_fits_the_papers_g0_and_generator_schedule() -> None:
     assert init_epsilon("20/L", 200.0) == pytest.approx(0.1)
     with pytest.raises(ValueError, match="`init` must look like"):
         init_epsilon("2e-3", 173.0)
+
+
+def test_default_obfuscator_takes_its_budget_from_the_points(tmp_path: Path) -> None:
+    """``Obfuscator()`` (every argument has a default): the budget is half the RMS distance of
+    the points from their centre, kept as ``budget_`` and in the saved file; a file without
+    it (written before the default) loads with the budget of its parameters."""
+    import json
+
+    from sklearn.base import clone
+
+    from privwatch._serialization import read_model, write_model
+
+    assert clone(Obfuscator()).get_params()["budget"] is None
+    points, users = _two_users(40, 0)
+    small = {"max_iter": 2, "patience": 2, "hits": 1, "classifier_epochs": 1}
+    small |= {"generator_epochs": 1, "generator_hidden": (8,), "classifier_hidden": (8,)}
+    ob = Obfuscator(rng=0, **small).fit(points, users)  # type: ignore[arg-type]
+    rms = float(np.sqrt(((points - points.mean(axis=0)) ** 2).sum(axis=1).mean()))
+    assert ob.budget is None and ob.budget_ == pytest.approx(0.5 * rms)
+    # the same fit as the budget given explicitly
+    given = Obfuscator(ob.budget_, rng=0, **small).fit(points, users)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(given.release(points, rng=1), ob.release(points, rng=1))
+    assert given.budget_ == ob.budget_
+    ob.save(tmp_path / "ob.json")
+    loaded = Obfuscator.load(tmp_path / "ob.json")
+    assert loaded.budget is None and loaded.budget_ == ob.budget_
+    np.testing.assert_array_equal(loaded.release(points, rng=1), ob.release(points, rng=1))
+    given.save(tmp_path / "given.json")
+    state, arrays = read_model(tmp_path / "given.json", "Obfuscator")
+    del state["budget"]  # the state an earlier privwatch wrote
+    write_model(tmp_path / "old.json", "Obfuscator", state, arrays)
+    assert "budget" not in json.loads((tmp_path / "old.json").read_text())["state"]
+    assert Obfuscator.load(tmp_path / "old.json").budget_ == given.budget_

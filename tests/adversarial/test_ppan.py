@@ -225,3 +225,41 @@ def test_gaussian_mi_and_bad_inputs() -> None:
         PPAN.finite(1 - np.eye(3), n_observed=9, n_sensitive=3, observed_shape=(9, 0))
     with pytest.raises(ValidationError, match="`distortion` must be a finite non-negative"):
         PPAN.finite(-np.eye(3), n_observed=3, n_sensitive=3)
+
+
+def test_default_ppan_builds_its_networks_from_the_data() -> None:
+    """``PPAN()`` (scikit-learn's rule: every argument has a default) builds a Gaussian
+    mechanism and an adversary sized from the data in ``fit``, seeded from ``rng``, and leaves
+    its parameters as they were."""
+    from sklearn.base import clone
+
+    twin = clone(PPAN())
+    assert twin.get_params()["mechanism"] is None and twin.get_params()["distortion"] is None
+    rng = np.random.default_rng(0)
+    observed = rng.standard_normal((200, 3))
+    sensitive = (observed[:, 0] > 0).astype(np.int64) + 2 * (observed[:, 1] > 0)
+    useful = observed[:, :2]
+    ppan = PPAN(epochs=2, batch_size=50, rng=0).fit(observed, sensitive, useful)
+    assert ppan.mechanism is None and ppan.adversary is None and ppan.distortion is None
+    assert isinstance(ppan.mechanism_, GaussianMechanism)
+    assert ppan.mechanism_.net[0].in_features == 3 and ppan.mechanism_.n_out == 2
+    assert isinstance(ppan.adversary_, CategoricalAdversary)
+    assert ppan.adversary_.net[-1].out_features == 4  # codes 0..3
+    assert ppan.distortion_ is squared_error
+    z = ppan.release(observed, rng=1)
+    assert z.shape == (200, 2) and np.isfinite(z).all()
+    again = clone(ppan).fit(observed, sensitive, useful)  # same rng: the same networks
+    np.testing.assert_array_equal(again.release(observed, rng=1), z)
+    other = PPAN(epochs=2, batch_size=50, rng=1).fit(observed, sensitive, useful)
+    assert not np.array_equal(other.release(observed, rng=1), z)
+    # real sensitive values: a Gaussian adversary; useful None: the release is the observation's
+    real = PPAN(epochs=1, rng=0).fit(observed, observed[:, 2])
+    assert isinstance(real.adversary_, GaussianAdversary) and real.mechanism_.n_out == 3
+    # given networks are used as given, only the missing distortion is the default
+    mech, adv = GaussianMechanism(3, 3, hidden=(4,)), CategoricalAdversary(3, 4, hidden=(4,))
+    partial = PPAN(mech, adv, epochs=1, rng=0).fit(observed, sensitive)
+    assert partial.mechanism_.net[0].out_features == 4 and partial.distortion_ is squared_error
+    with pytest.raises(ValidationError, match="1-d or \\(n, dim\\) array"):
+        PPAN(epochs=1).fit(np.zeros((10, 2, 2)), np.zeros(10, dtype=np.int64))
+    with pytest.raises(ValidationError, match="non-negative integers"):
+        PPAN(epochs=1).fit(observed, sensitive - 1)

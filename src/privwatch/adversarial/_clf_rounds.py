@@ -12,12 +12,26 @@ copy of C_0 and a zeroing of Adam's moments and step (the state of a fresh Adam)
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
-from .._torch import torch
+from .._torch import build_seeded, mlp, reinit_linear, torch
 from ._runtime import GraphFallbackWarning, capture, warm_up
 
-__all__ = ["ClassifierRounds"]
+__all__ = ["ClassifierRounds", "initial_classifier"]
+
+
+def initial_classifier(n_users: int, hidden: Sequence[int], tinit: Any) -> Any:
+    """C_0, the classifier every round starts from: an MLP from a location to ``n_users``
+    logits with Glorot-uniform weights and zero biases, as the paper's (drawn from the
+    ``torch.Generator`` ``tinit`` after the draws torch's default initialisation makes)."""
+    clf0 = build_seeded(lambda: mlp(2, tuple(hidden), n_users), None)
+    reinit_linear(clf0, tinit)
+    for layer in clf0:
+        if isinstance(layer, torch.nn.Linear):
+            torch.nn.init.xavier_uniform_(layer.weight, generator=tinit)
+            torch.nn.init.zeros_(layer.bias)
+    return clf0
 
 
 class ClassifierRounds:

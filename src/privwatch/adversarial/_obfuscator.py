@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator
 from .._base import check_is_fitted
 from .._device import DeviceLike, resolve_device
 from .._rng import RNGLike, check_rng
-from .._torch import build_seeded, generator_from, mlp, module_device, reinit_linear, torch
+from .._torch import build_seeded, generator_from, module_device, reinit_linear, torch
 from .._trainer import EarlyStopping, History, Trainer
 from .._validation import (
     check_open_fraction,
@@ -27,6 +27,7 @@ from .._validation import (
 )
 from ..exceptions import ValidationError
 from ..mechanisms import Mechanism, Privacy
+from ._clf_rounds import initial_classifier
 from ._exact import BayesGame
 from ._generators import GENERATORS, make_generator
 from ._obfuscator_io import load_obfuscator, save_obfuscator
@@ -69,8 +70,10 @@ class Obfuscator(BaseEstimator, Mechanism):  # type: ignore[misc]
 
     Parameters
     ----------
-    budget : float
-        L, the expected displacement allowed (metres).
+    budget : float or None
+        L, the expected displacement allowed (metres). None (the default): half the
+        root-mean-square distance of the points given to :meth:`fit` from their centre
+        (``budget_``).
     loss : {"mutual_information", "cross_entropy"}
     generator : {"laplace", "anchors"}
         ``"laplace"`` (the paper's): z = w + gain * Laplace(u) + scale * h(w, u), G0 the planar
@@ -124,6 +127,8 @@ class Obfuscator(BaseEstimator, Mechanism):  # type: ignore[misc]
 
     Attributes
     ----------
+    budget_ : float
+        The budget L the mechanism was trained for.
     history_ : History
         One record per epoch (iteration of Algorithm 1): ``epoch``, ``train_accuracy``,
         ``val_accuracy``, ``val_distortion`` (metres) and ``val_mutual_information`` (nats,
@@ -138,7 +143,7 @@ class Obfuscator(BaseEstimator, Mechanism):  # type: ignore[misc]
 
     def __init__(
         self,
-        budget: float,
+        budget: float | None = None,
         *,
         loss: str = "mutual_information",
         generator: str = "laplace",
@@ -197,7 +202,8 @@ class Obfuscator(BaseEstimator, Mechanism):  # type: ignore[misc]
 
     # ------------------------------------------------------------------ checks
     def _validate(self) -> None:
-        check_positive(self.budget, "budget")
+        if self.budget is not None:
+            check_positive(self.budget, "budget")
         if self.loss not in LOSSES:
             raise ValidationError(f"`loss` must be one of {LOSSES}; got {self.loss!r}.")
         if self.generator not in GENERATORS:
@@ -254,9 +260,10 @@ class Obfuscator(BaseEstimator, Mechanism):  # type: ignore[misc]
         valid = self._tensors(points[val], codes[val], dev)
         self._centre = points.mean(axis=0)
         self._scale = float(np.sqrt(((points - self._centre) ** 2).sum(axis=1).mean())) or 1.0
+        self.budget_ = 0.5 * self._scale if self.budget is None else float(self.budget)
         gen = self._initial_generator(train[0].cpu(), tinit).to(dev)
         self.generator_ = gen  # callbacks release with the generator the round measured
-        target = (1.0 - self.margin) * float(self.budget)
+        target = (1.0 - self.margin) * self.budget_
         n_users = len(self.users_)
         game: Trainer
         if self.attacker == "bayes":  # no classifier: the exact posterior is the attacker
@@ -266,7 +273,7 @@ class Obfuscator(BaseEstimator, Mechanism):  # type: ignore[misc]
             )
         else:
             callbacks = obfuscator_callbacks(self, gen, min_delta=1e-4)
-            clf = self._initial_classifier(n_users, tinit).to(dev)
+            clf = initial_classifier(n_users, tuple(self.classifier_hidden), tinit).to(dev)
             game = ClassifierGame(
                 self,
                 gen,
@@ -332,8 +339,8 @@ class Obfuscator(BaseEstimator, Mechanism):  # type: ignore[misc]
                 anchor_grid=self.anchor_grid,
                 centre=self._centre,
                 scale=self._scale,
-                epsilon=float(self.init_epsilon or 20.0 / float(self.budget)),
-                budget=float(self.budget),
+                epsilon=float(self.init_epsilon or 20.0 / self.budget_),
+                budget=self.budget_,
                 points=train_points,
             ),
             None,
@@ -343,17 +350,6 @@ class Obfuscator(BaseEstimator, Mechanism):  # type: ignore[misc]
             gen.net[-1].weight.zero_()
             gen.net[-1].bias.zero_()
         return gen
-
-    def _initial_classifier(self, n_users: int, tinit: Any) -> Any:
-        """C0: Glorot-uniform weights and zero biases, as the paper's (drawn from ``tinit``
-        after the draws torch's default initialisation makes)."""
-        clf0 = build_seeded(lambda: mlp(2, tuple(self.classifier_hidden), n_users), None)
-        reinit_linear(clf0, tinit)
-        for layer in clf0:
-            if isinstance(layer, torch.nn.Linear):
-                torch.nn.init.xavier_uniform_(layer.weight, generator=tinit)
-                torch.nn.init.zeros_(layer.bias)
-        return clf0
 
     def _normalize(self, release: Any) -> Any:
         centre = torch.as_tensor(self._centre, dtype=torch.float32, device=release.device)

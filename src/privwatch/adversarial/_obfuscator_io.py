@@ -30,6 +30,7 @@ def save_obfuscator(est: Any, path: str | Path) -> None:
         "users": est.users_.tolist(),
         "centre": list(map(float, est._centre)),
         "scale": est._scale,
+        "budget": est.budget_,
         "best_epoch": est.best_epoch_,
         "val_accuracy": est.val_accuracy_,
         "history": list(est.history_),
@@ -61,6 +62,9 @@ def load_obfuscator(cls: Any, path: str | Path) -> Any:
             np.isfinite(est._centre).all() and math.isfinite(est._scale) and est._scale > 0
         ):
             raise ValueError("centre and scale must be finite (scale positive)")
+        est.budget_ = float(state.get("budget", est.budget))  # older files: the given budget
+        if not (math.isfinite(est.budget_) and est.budget_ > 0):
+            raise ValueError("the budget must be finite and positive")
         est.best_epoch_ = int(state["best_epoch"])
         est.val_accuracy_ = float(state["val_accuracy"])
         est.history_ = History(

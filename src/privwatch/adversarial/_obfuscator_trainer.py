@@ -28,7 +28,7 @@ F = torch.nn.functional
 def obfuscator_callbacks(obfuscator: Any, generator: Any, min_delta: float) -> list[Any]:
     """The user's callbacks, then early stopping (keep the generator whose held-out releases
     the attacker guessed worst, within the budget), then the progress bar."""
-    budget = float(obfuscator.budget)
+    budget = float(obfuscator.budget_)
     stopping = EarlyStopping(
         generator,
         "val_accuracy",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -14,23 +14,13 @@ from sklearn.base import BaseEstimator
 from .._base import check_is_fitted
 from .._device import DeviceLike, resolve_device
 from .._rng import RNGLike, check_rng
-from .._torch import build_seeded, generator_from, module_device, torch
+from .._torch import generator_from, torch
 from .._trainer import History
-from .._validation import (
-    check_cost_matrix,
-    check_nonnegative,
-    check_positive,
-    check_positive_int,
-)
+from .._validation import check_cost_matrix, check_nonnegative, check_positive, check_positive_int
 from ..exceptions import ValidationError
 from ..mechanisms import Mechanism, Privacy
-from ._families import (
-    CategoricalAdversary,
-    FactoredMechanism,
-    MatrixMechanism,
-    hamming,
-    over_components,
-)
+from ._families import hamming, over_components
+from ._ppan_networks import default_networks, finite_networks, observed_tensor, sample_tensors
 from ._ppan_trainer import PPANTrainer
 
 __all__ = ["PPAN"]
@@ -73,18 +63,24 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
 
     Parameters
     ----------
-    mechanism, adversary : torch modules
+    mechanism, adversary : torch modules or None
         From :mod:`privwatch.adversarial` (``MatrixMechanism``, ``GaussianMechanism``,
         ``SeedNoiseMechanism``; ``CategoricalAdversary``, ``GaussianAdversary``) or your own
         with the same methods (their initial weights are yours; :meth:`finite` seeds them from
         ``rng`` without touching torch's global generator; ``rng`` seeds the batches and the
         release noise through a local ``torch.Generator`` on ``device``). :meth:`fit` trains
         deep copies (``mechanism_``, ``adversary_``) and leaves these as they were given.
-    distortion : callable
+        None (the default): built by :meth:`fit` from the data's shape, initial weights seeded
+        from ``rng`` (:func:`~privwatch.adversarial._ppan_networks.default_networks`): a
+        ``GaussianMechanism`` from the observed columns to the useful ones, and a
+        ``CategoricalAdversary`` for integer sensitive codes 0..k-1 or a ``GaussianAdversary``
+        for real ones, with hidden layers (20, 20). Finite alphabets: :meth:`finite`.
+    distortion : callable or None
         ``distortion(useful, release)`` per sample (``hamming(table)``, ``squared_error``,
         ``pixel_cross_entropy``), or a learned one: a torch module such as
         :class:`UsefulPosterior` (-log Q(useful | release), the mutual-information utility of
-        App. D), trained (a copy, ``distortion_``) with the mechanism's steps.
+        App. D), trained (a copy, ``distortion_``) with the mechanism's steps. None (the
+        default): ``squared_error``.
     budget : float
         Distortion budget (ignored by the Lagrangian penalty).
     lam : float
@@ -115,9 +111,9 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
 
     def __init__(
         self,
-        mechanism: Any,
-        adversary: Any,
-        distortion: Callable[[Any, Any], Any],
+        mechanism: Any = None,
+        adversary: Any = None,
+        distortion: Callable[[Any, Any], Any] | None = None,
         *,
         budget: float = 0.0,
         lam: float = 500.0,
@@ -175,30 +171,8 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
         instead. With an integer ``rng`` the initial weights are seeded too, so the whole run
         is reproducible."""
         table = check_cost_matrix(distortion, "distortion", rows="n_useful, n_outputs")
-        n_out = table.shape[1]
-        check_positive_int(n_observed, "n_observed")
-        check_positive_int(n_sensitive, "n_sensitive")
-        if observed_shape is not None:
-            shape = tuple(observed_shape)
-            if (
-                not shape
-                or any(not isinstance(s, (int, np.integer)) or s < 1 for s in shape)
-                or math.prod(shape) != n_observed
-            ):
-                raise ValidationError(
-                    f"`observed_shape` must be positive ints whose product is `n_observed` "
-                    f"({n_observed}); got {observed_shape!r}."
-                )
-        rng = params.get("rng")  # reproducible initial weights of the adversary
-        seed = None if rng is None else int(check_rng(rng).integers(0, 2**62))
-        mechanism, adversary = build_seeded(
-            lambda: (
-                MatrixMechanism(n_observed, n_out)
-                if observed_shape is None
-                else FactoredMechanism(observed_shape, n_out),
-                CategoricalAdversary(n_out, n_sensitive),
-            ),
-            seed,
+        mechanism, adversary = finite_networks(
+            n_observed, n_sensitive, table.shape[1], observed_shape, params.get("rng")
         )
         return cls(mechanism, adversary, hamming(table), **params)
 
@@ -316,37 +290,14 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
             raise ValidationError("`gamma` must be 0 with a mixture mechanism (App. F).")
 
     def _observed_tensor(self, observed: ArrayLike) -> Any:
-        exact = getattr(self.mechanism_, "exact", False)
-        dev = module_device(self.mechanism_)
-        t = torch.as_tensor(np.asarray(observed), dtype=torch.int64 if exact else torch.float32)
-        t = t.to(dev)
-        return t if exact or t.ndim > 1 else t[:, None]
+        return observed_tensor(self.mechanism_, observed)
 
     def _tensors(
         self, observed: ArrayLike, sensitive: ArrayLike, useful: ArrayLike | None = None
     ) -> tuple[Any, Any, Any]:
         """(observed, sensitive, useful) tensors on the mechanism's device; ``useful`` None is
         the observation itself (the useful-data model)."""
-        arrays = [np.asarray(a) for a in (observed, sensitive)]
-        arrays.append(arrays[0] if useful is None else np.asarray(useful))
-        n = len(arrays[0])
-        if n == 0 or any(len(a) != n for a in arrays):
-            raise ValidationError(
-                f"`observed`, `sensitive`, `useful` must be non-empty with one row per sample; "
-                f"got lengths {[len(a) for a in arrays]}."
-            )
-        dev = module_device(self.mechanism_)
-        s_int = hasattr(self.adversary_, "log_posterior")
-        s_t = torch.as_tensor(arrays[1], dtype=torch.int64 if s_int else torch.float32).to(dev)
-        if not s_int and s_t.ndim == 1:
-            s_t = s_t[:, None]
-        u_int = np.issubdtype(arrays[2].dtype, np.integer) and getattr(
-            self.mechanism_, "exact", False
-        )
-        u_t = torch.as_tensor(arrays[2], dtype=torch.int64 if u_int else torch.float32).to(dev)
-        if not u_int and u_t.ndim == 1:
-            u_t = u_t[:, None]
-        return self._observed_tensor(arrays[0]), s_t, u_t
+        return sample_tensors(self.mechanism_, self.adversary_, observed, sensitive, useful)
 
     def fit(
         self,
@@ -364,7 +315,7 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
         ``(observed, sensitive, useful)`` tuple measured after every epoch.
         """
         self._validate()
-        self._start_fit()
+        self._start_fit(observed, sensitive, useful)
         data = self._tensors(observed, sensitive, useful)
         val = self._tensors(*validation) if validation is not None else None
         trainer = PPANTrainer(self, data, val)
@@ -375,27 +326,40 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
         self.fitted_ = True
         return self
 
-    def _start_fit(self) -> None:
-        """Resolve ``device``, copy the modules there (:meth:`copy_modules`) and seed the
+    def _start_fit(self, observed: ArrayLike, sensitive: ArrayLike, useful: Any) -> None:
+        """Resolve ``device``, build the missing networks from the data (their seed is the
+        first draw from ``rng``), copy the modules there (:meth:`copy_modules`) and seed the
         local generator."""
         dev = resolve_device(self.device)
-        self.copy_modules(dev)
-        self._generator = generator_from(check_rng(self.rng), dev)
+        g = check_rng(self.rng)
+        defaults = None
+        if self.mechanism is None or self.adversary is None or self.distortion is None:
+            seed = int(g.integers(0, 2**62))
+            defaults = default_networks(observed, sensitive, useful, seed)
+        self.copy_modules(dev, defaults)
+        self._generator = generator_from(g, dev)
 
-    def copy_modules(self, device: Any) -> None:
-        """Deep copies of the constructor's modules on ``device`` become ``mechanism_``,
-        ``adversary_``, ``discriminator_`` and (a learned distortion module) ``distortion_``,
-        the modules that training changes; the given ones stay untouched (scikit-learn's
-        rule), so ``clone(fitted).fit`` starts afresh."""
+    def copy_modules(self, device: Any, defaults: Mapping[str, Any] | None = None) -> None:
+        """Deep copies of the constructor's modules on ``device`` (``defaults[name]`` where the
+        constructor's is None) become ``mechanism_``, ``adversary_``, ``discriminator_`` and
+        (a learned distortion module) ``distortion_``, the modules that training changes; the
+        given ones stay untouched (scikit-learn's rule), so ``clone(fitted).fit`` starts
+        afresh."""
+        built = defaults or {}
+
+        def chosen(name: str) -> Any:
+            given = getattr(self, name)
+            return built.get(name) if given is None else given
 
         def fresh(module: Any) -> Any:
             return None if module is None else copy.deepcopy(module).to(device)
 
-        self.mechanism_ = fresh(self.mechanism)
-        self.adversary_ = fresh(self.adversary)
-        self.discriminator_ = fresh(self.discriminator)
-        learned = isinstance(self.distortion, torch.nn.Module)  # e.g. UsefulPosterior (App. D)
-        self.distortion_ = fresh(self.distortion) if learned else self.distortion
+        self.mechanism_ = fresh(chosen("mechanism"))
+        self.adversary_ = fresh(chosen("adversary"))
+        self.discriminator_ = fresh(chosen("discriminator"))
+        distortion = chosen("distortion")
+        learned = isinstance(distortion, torch.nn.Module)  # e.g. UsefulPosterior (App. D)
+        self.distortion_ = fresh(distortion) if learned else distortion
 
     # ------------------------------------------------------------------ use
     def evaluate_tensors(self, observed: Any, sensitive: Any, useful: Any) -> dict[str, float]:
