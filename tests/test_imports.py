@@ -23,11 +23,18 @@ The graph is built statically from the source (``ast``; nothing is imported):
   the gallery's registry of experiments does).
 
 The test asserts that the graph has no strongly connected component of two or more modules.
+
+The same walk over the source checks the dependencies ``pyproject.toml`` declares: each one is
+imported somewhere in ``src/privwatch`` (by an import statement, or by name through
+``importlib.import_module`` / ``engines.require`` for the lazily imported ones), and none is
+declared both as a dependency and in an extra.
 """
 
 from __future__ import annotations
 
 import ast
+import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -180,3 +187,45 @@ def test_no_import_circle() -> None:
     if found and found == KNOWN_ELSEWHERE:
         pytest.xfail(f"circles in modules owned elsewhere: {found}")
     assert found == [], f"import circles: {found}"
+
+
+#: distribution name -> the name it is imported by, where they differ
+IMPORT_NAMES = {"scikit-learn": "sklearn", "psycopg[binary]": "psycopg"}
+
+
+def _distribution(requirement: str) -> str:
+    return re.split(r"[<>=!~; ]", requirement, maxsplit=1)[0].strip().lower()
+
+
+def imported_top_names() -> set[str]:
+    """Top-level names imported anywhere in ``src/privwatch``, by statement or by a call of
+    ``import_module("name...")`` / ``require("name...")`` with a literal name."""
+    names: set[str] = set()
+    for path in MODULES.values():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names.add(node.module.split(".")[0])
+            elif (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", getattr(node.func, "id", None))
+                in ("import_module", "require")
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):
+                names.add(node.args[0].value.split(".")[0])
+    return names
+
+
+def test_every_declared_dependency_is_imported_and_declared_once() -> None:
+    project = tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    core = [_distribution(r) for r in project["dependencies"]]
+    imported = imported_top_names()
+    unused = [d for d in core if IMPORT_NAMES.get(d, d).replace("-", "_") not in imported]
+    assert unused == [], f"declared in pyproject.toml but never imported: {unused}"
+    assert "safetensors" not in core  # saved models are JSON with base64 arrays
+    for extra, requirements in project["optional-dependencies"].items():
+        twice = sorted(set(core) & {_distribution(r) for r in requirements})
+        assert twice == [], f"extra {extra!r} repeats core dependencies {twice}"

@@ -46,7 +46,13 @@ def require(module: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        extra = _EXTRA.get(module.split(".")[0], "lake")
+        top = module.split(".")[0]
+        if top == "pyarrow":  # a dependency of privwatch itself, not of an extra
+            raise ImportError(
+                f"{module} is needed here (a dependency of privwatch that is missing); "
+                "install it with `pip install pyarrow`."
+            ) from exc
+        extra = _EXTRA.get(top, "lake")
         raise ImportError(
             f"{module} is needed here; install it with `pip install 'privwatch[{extra}]'`."
         ) from exc

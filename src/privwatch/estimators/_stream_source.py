@@ -65,9 +65,10 @@ class Piece:
 def _parquet() -> Any:
     try:
         return importlib.import_module("pyarrow.parquet")
-    except ImportError as exc:  # pragma: no cover - pyarrow comes with the lake extra
+    except ImportError as exc:  # pragma: no cover - pyarrow is a dependency of privwatch
         raise ImportError(
-            "reading Parquet needs pyarrow; install it with `pip install 'privwatch[lake]'`."
+            "reading Parquet needs pyarrow, a dependency of privwatch that is missing here; "
+            "install it with `pip install pyarrow`."
         ) from exc
 
 
