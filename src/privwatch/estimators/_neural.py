@@ -120,7 +120,8 @@ class NeuralLift(LiftEstimator):
         torch draws from its global generator, inside :func:`privwatch._torch.seeded_global_rng`
         (the caller's torch state is restored). Same ``rng``, same estimator.
         """
-        from .._torch import torch
+        from .._torch import torch  # torch and the trainer only when a model is fitted
+        from ._neural_training import fit_members
 
         self._check()
         dev = resolve_device(self.device)
@@ -135,8 +136,6 @@ class NeuralLift(LiftEstimator):
             order = torch.as_tensor(g.permutation(len(frame)), device=dev)
             val, tr = order[:n_val], order[n_val:]
             return (x_all[tr], s_all[tr]), (x_all[val], s_all[val])
-
-        from ._neural_training import fit_members
 
         fit_members(self, int(x_all.shape[1]), draw, dev)
         return self
