@@ -39,7 +39,8 @@ class Fit(NamedTuple):
     information_global : float
         Information kept by the best global recoding (nats).
     information_local : float or None
-        Information kept by the best local refinement (None without ``local``).
+        Information kept by the best local refinement within ``max_suppressed`` (None without
+        ``local``, or when no refinement stays within it).
     nodes_evaluated : int
         Lattice nodes the global search evaluated.
     node : tuple of int
@@ -93,27 +94,38 @@ class Fitter:
         )
 
     def fit(self, counts: FloatArray) -> Fit:
-        """The best release of ``counts`` (rows: the space's tuples; columns: sensitive values)."""
+        """The best release of ``counts`` (rows: the space's tuples; columns: sensitive values).
+
+        A local refinement is kept only when it keeps more information and its suppressed
+        records (every column ``*``, :meth:`Plan.suppressed_records`) stay within
+        ``max_suppressed``: refining the all-``*`` root can leave many records there.
+        """
         o, space = self.options, self.space
         best, evaluated = search_global(
-            space, counts, self.box, o.max_suppressed, max_nodes=o.max_nodes
+            space,
+            counts,
+            self.box,
+            o.max_suppressed,
+            max_nodes=o.max_nodes,
+            min_class_size=o.min_class_size,
         )
         plan, value_local = best.plan, None
         if o.local:
-            root = Plan(
-                np.tile(space.n_levels - 1, (counts.shape[0], 1)),
-                np.ones(counts.shape[0], dtype=bool),
-            )
+            n_rows = counts.shape[0]
+            root = space.plan(np.tile(space.n_levels - 1, (n_rows, 1)), np.ones(n_rows, bool))
             # refining the root cannot beat a global release that keeps the finest information
             starts = [best.plan, root]
             if best.information >= finest_bound(space, counts) - 1e-12:
                 starts = [best.plan]
-            candidates = [refine_locally(space, p, counts, self.box) for p in starts]
+            refined = (refine_locally(space, p, counts, self.box, o.min_class_size) for p in starts)
+            budget = o.max_suppressed * float(counts.sum()) + 1e-9
+            candidates = [p for p in refined if p.suppressed_records(counts) <= budget]
             values = [information(space, *release_cells(space, p), counts) for p in candidates]
-            i = int(np.argmax(values))
-            value_local = values[i]
-            if value_local > best.information + 1e-12:
-                plan = candidates[i]
+            if values:
+                i = int(np.argmax(values))
+                value_local = values[i]
+                if value_local > best.information + 1e-12:
+                    plan = candidates[i]
         return Fit(plan, best.information, value_local, evaluated, best.levels)
 
     def plan(self, counts: FloatArray) -> Plan:
@@ -129,17 +141,40 @@ class Fitter:
         )
 
 
-def in_sample_check(space: ReleaseSpace, box: LiftBox, plan: Plan) -> tuple[float, FloatArray]:
+def in_sample_check(
+    space: ReleaseSpace, box: LiftBox, plan: Plan, options: SearchOptions | None = None
+) -> tuple[float, FloatArray]:
     """The worst log-lift of the released cells on all records, overall and per guarantee (the
-    joint tuple, then each sensitive attribute); raises if a cell breaks epsilon (never ship a
-    release that breaks its promise)."""
+    joint tuple, then each sensitive attribute).
+
+    Raises if the release breaks its promise (never ship one that does): a cell, the suppressed
+    one included, breaks epsilon; a row released as ``*`` everywhere is not counted as
+    suppressed; and with ``options``, a cell other than the suppressed one holds fewer than
+    ``min_class_size`` records, or the suppressed records exceed ``max_suppressed`` in a
+    release that keeps any record out of the ``*`` cell.
+    """
     total = space.table.total()
-    ct = cell_counts(*release_cells(space, plan), total)
+    cell_of, n_cells = release_cells(space, plan)
+    ct = cell_counts(cell_of, n_cells, total)
     worst = float(box.worst(ct).max())
+    problems = []
     if worst > box.epsilon + 1e-9:
+        problems.append(f"it breaks epsilon ({worst:.6g} > {box.epsilon})")
+    if (space.all_star(plan.levels) & ~plan.suppressed).any():
+        problems.append("rows released as '*' everywhere are not counted as suppressed")
+    if options is not None:
+        n, sup = float(total.sum()), plan.suppressed_records(total)
+        size = ct.sum(1)
+        kept = np.bincount(cell_of, weights=(~plan.suppressed).astype(float), minlength=n_cells)
+        small = (kept > 0) & (size > 0) & (size < options.min_class_size - 1e-9)
+        if options.min_class_size > 1 and small.any():
+            problems.append(f"a cell holds {size[small].min():g} < min_class_size records")
+        if sup > options.max_suppressed * n + 1e-6 and sup < n - 1e-6:
+            problems.append(f"it suppresses {sup:g} records, past max_suppressed")
+    if problems:
         raise PrivwatchError(
-            f"internal error: the searched release breaks epsilon ({worst:.6g} > "
-            f"{box.epsilon}); please report it."
+            f"internal error: the searched release is invalid: {'; '.join(problems)}; please "
+            "report it."
         )
     return worst, np.asarray(box.worst_by_group(ct).max(0), dtype=float)
 

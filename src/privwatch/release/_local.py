@@ -9,6 +9,13 @@ epsilon at every step; cells that end with the same labels merge, and a merge of
 lift box stays inside it (the box is convex), so the whole release meets epsilon. Tuples without
 a fitted record never form a cell of their own: they stay in the remainder.
 
+With a minimum class size K, a child is valid only with at least K records, and a remainder only
+with K records or when it is released as ``*`` in every column (the suppressed cell, exempt);
+merging cells only makes them larger, so every released cell but the suppressed one holds K.
+The rows left as ``*`` in every column are suppressed records, and
+:class:`~privwatch.release._fitter.Fitter` keeps a refinement only when they stay within
+``max_suppressed``.
+
 All partitions are split in the same round, vectorised over the tuple rows (one group-by per
 column and round), so the cost is a few passes over the count table per level of the hierarchies.
 """
@@ -36,10 +43,16 @@ def _best_splits(
     counts: FloatArray,
     box: LiftBox,
     total: float,
+    min_class_size: int,
 ) -> tuple[FloatArray, IntArray, list[np.ndarray]]:
     """Per partition: the best gain, its column (-1: none) and, per column, which rows go to a
-    valid child."""
+    valid child (one that meets epsilon and holds ``min_class_size`` records)."""
     m = levels.shape[1]
+    least = min_class_size - 1e-9 if min_class_size > 1 else 0.0
+    # a remainder released as '*' everywhere is the suppressed cell: no minimum size
+    exempt = np.ones(n_parts, dtype=bool)
+    if min_class_size > 1:
+        exempt = cell_counts(part, n_parts, space.all_star(levels).astype(float)) > 0
     before = cell_information(space, part, n_parts, counts, total)
     best_gain = np.zeros(n_parts)
     best_col = np.full(n_parts, -1, dtype=np.int64)
@@ -52,11 +65,12 @@ def _best_splits(
         ct = cell_counts(child, n_child, counts)
         size = ct.sum(1)
         child_ok = cell_counts(child, n_child, ok_row.astype(float)) > 0
-        valid = child_ok & (size > 0) & ~box.breaks(ct)
+        valid = child_ok & (size > 0) & (size >= least) & ~box.breaks(ct)
         row_valid = valid[child]
         to_child.append(row_valid)
         rest = cell_counts(part, n_parts, counts * ~row_valid[:, None])
-        rest_ok = (rest.sum(1) <= 0) | ~box.breaks(rest)
+        rest_size = rest.sum(1)
+        rest_ok = (rest_size <= 0) | (~box.breaks(rest) & ((rest_size >= least) | exempt))
         any_valid = cell_counts(part, n_parts, row_valid.astype(float)) > 0
         # after: valid children apart, the remainder as one cell
         cell = np.where(row_valid, child, n_child + part)
@@ -72,8 +86,16 @@ def _best_splits(
     return best_gain, best_col, to_child
 
 
-def refine_locally(space: ReleaseSpace, start: Plan, counts: FloatArray, box: LiftBox) -> Plan:
-    """Specialise every cell of ``start`` top-down while it keeps epsilon (see module doc)."""
+def refine_locally(
+    space: ReleaseSpace, start: Plan, counts: FloatArray, box: LiftBox, min_class_size: int = 1
+) -> Plan:
+    """Specialise every cell of ``start`` top-down while it keeps epsilon and, but for the
+    suppressed cell, ``min_class_size`` records (see module doc).
+
+    The rows left as ``*`` in every column are the plan's suppressed rows
+    (:class:`~privwatch.release._search.Plan`); the caller checks them against
+    ``max_suppressed``.
+    """
     total = float(counts.sum())
     top = space.n_levels - 1
     levels = start.levels.copy()
@@ -81,7 +103,9 @@ def refine_locally(space: ReleaseSpace, start: Plan, counts: FloatArray, box: Li
     part, n_parts = group_rows(space.keys(levels, None))
     done = np.zeros(levels.shape, dtype=bool)
     while True:
-        _, best_col, to_child = _best_splits(space, part, n_parts, levels, done, counts, box, total)
+        _, best_col, to_child = _best_splits(
+            space, part, n_parts, levels, done, counts, box, total, min_class_size
+        )
         col_of_row = best_col[part]
         split_row = col_of_row >= 0
         if not split_row.any():
@@ -104,5 +128,4 @@ def refine_locally(space: ReleaseSpace, start: Plan, counts: FloatArray, box: Li
             axis=1,
         )
         part, n_parts = group_rows(key)
-    suppressed = np.all(levels == top[None, :], axis=1)
-    return Plan(levels, suppressed, "local")
+    return space.plan(levels, np.zeros(levels.shape[0], dtype=bool), "local")

@@ -31,7 +31,9 @@ class SearchOptions:
     disclosure : {"both", "positive"}
         Two-sided lift privacy, or only an upper bound on the lift.
     max_suppressed : float
-        The largest share of the records the search may release as ``*``.
+        The largest share of the records the search may release as ``*`` in every observed
+        column, whichever step does it (the suppressed cell, the top of every hierarchy, local
+        recoding): :meth:`~privwatch.release._search.Plan.suppressed_records` counts them.
     local : bool
         Also try local recoding of the global release's cells; the better one is released.
     confidence : float or None
@@ -46,13 +48,17 @@ class SearchOptions:
     useful : str or None
         None: the information kept is the entropy of the released cells; a column name: their
         mutual information with that column.
+    min_class_size : int
+        K: every released cell but the suppressed one (every column ``*``) holds at least K
+        records (k-anonymity of the release at K); smaller cells are generalised further or
+        suppressed within ``max_suppressed``. 1 (the default): no such rule.
 
     Examples
     --------
     >>> o = SearchOptions(epsilon=0.5, confidence=0.9)
     >>> o.replace(disclosure="positive")
     SearchOptions(epsilon=0.5, disclosure='positive', max_suppressed=0.05, local=True, \
-confidence=0.9, max_nodes=200, useful=None)
+confidence=0.9, max_nodes=200, useful=None, min_class_size=1)
     """
 
     epsilon: float
@@ -62,6 +68,7 @@ confidence=0.9, max_nodes=200, useful=None)
     confidence: float | None = None
     max_nodes: int = 200
     useful: str | None = None
+    min_class_size: int = 1
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen: the validated values replace the given ones once
@@ -77,6 +84,7 @@ confidence=0.9, max_nodes=200, useful=None)
                 raise ValidationError(f"`confidence` must be in [0.5, 1); got {self.confidence!r}.")
             set_(self, "confidence", level)
         set_(self, "max_nodes", check_positive_int(self.max_nodes, "max_nodes"))
+        set_(self, "min_class_size", check_positive_int(self.min_class_size, "min_class_size"))
 
     def replace(self, **changes: Any) -> SearchOptions:
         """The same options with ``changes`` (validated again), e.g. another ``epsilon``."""

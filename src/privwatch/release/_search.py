@@ -53,6 +53,8 @@ class ReleaseSpace:
             self.vocab.append(list(words))
             self.star.append(words[SUPPRESSED])
         self.tables = [np.stack(per_level) for per_level in self.text_ids]  # (levels, values)
+        # is_star[j][level, value]: the value is released as '*' at that level
+        self.is_star = [t == star for t, star in zip(self.tables, self.star, strict=True)]
         sizes = [float(len(v)) for v in self.vocab]
         self._flat = float(np.prod(sizes)) < 2**62
         self._mult = np.cumprod([1, *[len(v) for v in self.vocab[::-1]]])[:-1][::-1].astype(
@@ -99,10 +101,51 @@ class ReleaseSpace:
         """Label texts of key rows, column by column."""
         return [[self.vocab[j][k] for k in keys[:, j]] for j in range(keys.shape[1])]
 
+    def all_star(self, levels: IntArray) -> np.ndarray:
+        """Whether each tuple row is released as ``*`` in every column at ``levels`` (its top
+        level, or a lower one its hierarchy labels ``*``)."""
+        codes = self.table.codes
+        out = np.ones(codes.shape[0], dtype=bool)
+        for j in range(codes.shape[1]):
+            out &= self.is_star[j][levels[:, j], codes[:, j]]
+        return out
+
+    def node_star(self, node: tuple[int, ...]) -> np.ndarray | None:
+        """:meth:`all_star` at a global node, None when no row is (the usual case below the top:
+        a level without a ``*`` label in some column)."""
+        if not all(self.is_star[j][level].any() for j, level in enumerate(node)):
+            return None
+        return self.all_star(
+            np.tile(np.asarray(node, dtype=np.int64), (self.table.codes.shape[0], 1))
+        )
+
+    def plan(self, levels: IntArray, suppressed: np.ndarray, kind: str = "global") -> Plan:
+        """The release of every tuple row at ``levels``, ``suppressed`` rows as ``*``; a row
+        released as ``*`` in every column at its levels is marked suppressed too (the
+        :class:`Plan` rule)."""
+        return Plan(levels, np.asarray(suppressed, dtype=bool) | self.all_star(levels), kind)
+
 
 @dataclass
 class Plan:
-    """A release: the level of every tuple row per column, and which rows are suppressed."""
+    """A release: the level of every tuple row per column, and which rows are suppressed.
+
+    **Suppressed** means released as ``*`` in every observed column, whichever step did it: the
+    suppressed cell of a global node, a global node at the top of every hierarchy, local
+    recoding that leaves a cell at the top, or a hierarchy that labels a value ``*`` below its
+    top. :meth:`ReleaseSpace.plan` builds a plan with that rule (every search does), so
+    ``suppressed`` marks exactly the rows released as ``*`` everywhere, and
+    ``max_suppressed`` bounds their total.
+
+    Attributes
+    ----------
+    levels : int array (n_rows, n_observed)
+        The hierarchy level each tuple row is released at, per column.
+    suppressed : bool array (n_rows,)
+        The rows released as ``*`` in every column (whatever their ``levels`` say).
+    kind : {"global", "local"}
+        The recoding that produced it.
+    """
 
     levels: IntArray
     suppressed: np.ndarray
@@ -112,8 +155,9 @@ class Plan:
         return Plan(self.levels.copy(), self.suppressed.copy(), self.kind)
 
     def suppressed_records(self, counts: FloatArray) -> float:
-        """How many of the records counted in ``counts`` (rows: tuple rows) it suppresses: the
-        one definition the result, the frontier and the node search report."""
+        """How many of the records counted in ``counts`` (rows: tuple rows) it releases as ``*``
+        in every column: the one count the result, the frontier, the node search and the
+        ``max_suppressed`` bound use."""
         return float(counts[self.suppressed].sum())
 
 
@@ -169,10 +213,13 @@ def _merge_cost(a: FloatArray, b: float, n: float) -> FloatArray:
     return np.asarray(h(a) + h(np.asarray(b)) - h(a + b), dtype=float)
 
 
-def choose_suppression(ct: FloatArray, box: LiftBox, budget: float, n: float) -> np.ndarray | None:
-    """Which classes to suppress: those breaking epsilon, plus safe ones until the merged cell
-    meets epsilon (two greedy orders, the better kept); None when the limit cannot be met."""
-    bad = box.breaks(ct)
+def choose_suppression(
+    ct: FloatArray, box: LiftBox, budget: float, n: float, forced: np.ndarray | None = None
+) -> np.ndarray | None:
+    """Which classes to suppress: those breaking epsilon and the ``forced`` ones (released as
+    ``*`` already, or below the minimum class size), plus safe ones until the merged cell meets
+    epsilon (two greedy orders, the better kept); None when the limit cannot be met."""
+    bad = box.breaks(ct) if forced is None else box.breaks(ct) | forced
     sizes = ct.sum(1)
     if sizes[bad].sum() > budget + 1e-9:
         return None
@@ -221,19 +268,30 @@ def evaluate_node(
     counts: FloatArray,
     box: LiftBox,
     max_suppressed: float,
+    *,
+    min_class_size: int = 1,
 ) -> tuple[float, NodeResult | None]:
-    """(upper bound, best release at the node or None) for one lattice node."""
-    n_rows = space.table.codes.shape[0]
+    """(upper bound, best release at the node or None) for one lattice node.
+
+    The classes that break epsilon, hold fewer than ``min_class_size`` records or are released
+    as ``*`` in every column already (the top node; a hierarchy with ``*`` below its top) are
+    suppressed, and all of them count against ``max_suppressed``.
+    """
     cell_of, n_cells = space.node_cells(levels)
     bound = information(space, cell_of, n_cells, counts)
     ct = cell_counts(cell_of, n_cells, counts)
     n = float(counts.sum())
-    sup_cells = choose_suppression(ct, box, max_suppressed * n, n)
+    forced = ct.sum(1) < (min_class_size - 1e-9 if min_class_size > 1 else 0.0)
+    star = space.node_star(levels)
+    if star is not None:
+        forced[cell_of[star]] = True
+    sup_cells = choose_suppression(ct, box, max_suppressed * n, n, forced)
     if sup_cells is None:
         return bound, None
     # classes without a fitted record (only in held-out data) have no estimate: suppressed
     sup_cells = sup_cells | (ct.sum(1) <= 0)
-    plan = Plan(np.tile(np.asarray(levels, dtype=np.int64), (n_rows, 1)), sup_cells[cell_of])
+    lv = np.tile(np.asarray(levels, dtype=np.int64), (space.table.codes.shape[0], 1))
+    plan = Plan(lv, sup_cells[cell_of])  # the Plan rule holds: the all-'*' class is forced
     # the suppressed classes become one cell (at the all-* node there is one class anyway)
     value = information(space, np.where(plan.suppressed, n_cells, cell_of), n_cells + 1, counts)
     share = plan.suppressed_records(counts) / n if n > 0 else 0.0
@@ -247,20 +305,28 @@ def search_global(
     max_suppressed: float,
     *,
     max_nodes: int = 200,
+    min_class_size: int = 1,
 ) -> tuple[NodeResult, int]:
     """Best-first search of the lattice; returns the best node and how many were evaluated.
 
     At most ``max_nodes`` nodes are evaluated: with fewer, the result is the best global recoding
-    (exactly, for the suppression rule above); at the cap it is the best one found (still a valid
-    release), and the caller says so.
+    (exactly, for the suppression rule of :func:`evaluate_node`); at the cap it is the best one
+    found (still a valid release), and the caller says so.
 
-    The all-``*`` node (every record in one cell, lift 1 everywhere) is the last resort, so a
-    result always exists; it keeps no information.
+    The all-``*`` release (every record in one cell, lift 1 everywhere, every record
+    suppressed) is the last resort, so a result always exists; it keeps no information and is
+    the only release allowed past ``max_suppressed``.
     """
+
+    def evaluate(node: tuple[int, ...]) -> tuple[float, NodeResult | None]:
+        return evaluate_node(
+            space, node, counts, box, max_suppressed, min_class_size=min_class_size
+        )
+
     m = len(space.hierarchies)
     top = tuple(int(v) - 1 for v in space.n_levels)
     start = (0,) * m
-    bound, res = evaluate_node(space, start, counts, box, max_suppressed)
+    bound, res = evaluate(start)
     seen = {start: res}
     heap: list[tuple[float, tuple[int, ...]]] = [(-bound, start)]
     best: NodeResult | None = None
@@ -277,7 +343,7 @@ def search_global(
                 nxt = (*node[:j], node[j] + 1, *node[j + 1 :])
                 if nxt in seen:
                     continue
-                b, r = evaluate_node(space, nxt, counts, box, max_suppressed)
+                b, r = evaluate(nxt)
                 evaluated += 1
                 seen[nxt] = r
                 if r is not None and (best is None or r.information > best.information + 1e-12):
@@ -286,16 +352,17 @@ def search_global(
         if evaluated >= max_nodes:
             break
     if best is None:
-        _, best = evaluate_node(space, top, counts, box, max_suppressed)
+        _, best = evaluate(top)
     if best is None:
         best = _all_in_one_cell(space, top, counts)
     return best, evaluated
 
 
 def _all_in_one_cell(space: ReleaseSpace, top: tuple[int, ...], counts: FloatArray) -> NodeResult:
-    """The all-``*`` node released as it is, when even it fails the box: only with a
-    ``confidence`` margin (one cell of every fitted record has the prior's shares, lift 1) or
-    on counts other than the prior's (a held-out fold's training folds at epsilon 0)."""
+    """The all-``*`` node released as it is, every record suppressed: when no node stays within
+    ``max_suppressed`` (the top node alone suppresses every record), or when even it fails the
+    box (a ``confidence`` margin, or counts other than the prior's: a held-out fold's training
+    folds at epsilon 0)."""
     n_rows = space.table.codes.shape[0]
-    plan = Plan(np.tile(np.asarray(top, dtype=np.int64), (n_rows, 1)), np.zeros(n_rows, bool))
-    return NodeResult(top, information(space, *space.node_cells(top), counts), 0.0, plan)
+    plan = space.plan(np.tile(np.asarray(top, dtype=np.int64), (n_rows, 1)), np.ones(n_rows, bool))
+    return NodeResult(top, information(space, *space.node_cells(top), counts), 1.0, plan)
