@@ -16,7 +16,7 @@ import pandas as pd
 from ._cells import LiftBox, cell_counts, first_rows, group_rows
 from ._search import FloatArray, IntArray, Plan, ReleaseSpace, release_cells
 
-__all__ = ["per_tuple_table", "record_tables"]
+__all__ = ["per_tuple_table", "record_tables", "unique_records"]
 
 
 def per_tuple_table(
@@ -53,6 +53,34 @@ def per_tuple_table(
     out["advice_column"] = np.where(flagged, best_col, "")
     out["advice_risk"] = np.where(flagged, best_risk, np.nan)
     return out
+
+
+def unique_records(space: ReleaseSpace, plan: Plan, counts: FloatArray) -> int:
+    """How many records the release ``plan`` leaves unique: alone in their released cell (k = 1).
+
+    The cell is the released observed tuple; the suppressed cell (``*`` in every column) is not
+    counted, since it tells nothing of its records' observed values, the rule
+    ``min_class_size`` follows too. ``counts`` are the records per tuple row (and sensitive
+    value), e.g. ``space.table.total()``; a cell holds one record when its count rounds to 1.
+
+    Examples
+    --------
+    >>> from privwatch.release._cells import CountTable
+    >>> from privwatch.release._hierarchy import auto_hierarchy
+    >>> df = pd.DataFrame({"x": list("aabcc"), "s": list("01010")})
+    >>> hier = {"x": auto_hierarchy(df["x"], "x")}
+    >>> table, _ = CountTable.from_frame(df, ["s"], ["x"], hier)
+    >>> space = ReleaseSpace(table, hier)
+    >>> plan = space.plan(np.zeros((3, 1), dtype=np.int64), np.zeros(3, dtype=bool))
+    >>> unique_records(space, plan, table.total())  # x = "b" is alone
+    1
+    """
+    cell_of, n_cells = release_cells(space, plan)
+    per_row = np.asarray(counts, dtype=float).reshape(counts.shape[0], -1).sum(1)
+    size = cell_counts(cell_of, n_cells, per_row)
+    star = cell_counts(cell_of, n_cells, plan.suppressed.astype(float)) > 0
+    alone = (np.rint(size) == 1) & ~star
+    return int(np.rint(size[alone].sum()))
 
 
 def record_tables(
