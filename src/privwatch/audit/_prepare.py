@@ -77,12 +77,15 @@ def resolve_columns(
     hierarchies: Mapping[str, str | Path | Hierarchy],
     missing: str,
     max_levels: int | None,
+    force: bool = False,
 ) -> tuple[dict[str, BinSpec], dict[str, str | Path | Hierarchy]]:
     """``(bins, hierarchies)`` of an audit: quantile bins resolved to cut points
     (:func:`resolve_bins`), and every numeric observed column with more than ``max_levels``
     distinct values and neither ``bins`` nor a hierarchy binned into nested quantile intervals:
     its 16 cut points join ``bins`` and the hierarchy of the intervals (16, 8, 4, 2, then
-    ``*``; :func:`privwatch.release.nested_intervals`) joins ``hierarchies``.
+    ``*``; :func:`privwatch.release.nested_intervals`) joins ``hierarchies``. A column of
+    integers with a distinct value in every record (a record number) gets none unless
+    ``force``: :func:`prepare_rows` refuses it as an identifier.
 
     ``max_levels=None`` adds no intervals (as on the learned-estimator routes, whose
     estimators read numbers as they are). Values and cut points come from the rows the
@@ -105,12 +108,23 @@ def resolve_columns(
             or not pd.api.types.is_numeric_dtype(series)
             or pd.api.types.is_bool_dtype(series)
             or series.nunique() <= max_levels
+            or (not force and _record_number(series))
         ):
             continue
         label = MISSING_LABEL if missing == "category" and series.isna().any() else None
         edges, hierarchy = nested_intervals(series, col, missing_label=label)
         out_bins[col], out_hier[col] = edges, hierarchy
     return out_bins, out_hier
+
+
+def _record_number(series: pd.Series) -> bool:
+    """Integers with a distinct value in every record: an identifier, not a measurement."""
+    values = series.dropna().to_numpy(dtype=float)
+    return (
+        len(series) > 20
+        and series.nunique() == len(series)
+        and bool(np.all(np.mod(values, 1) == 0))
+    )
 
 
 def _check_identifiers(
@@ -200,8 +214,8 @@ def prepare_rows(
         )
     if bins:
         frame = bin_columns(frame, {c: v for c, v in bins.items() if c in cols})
-    check_discrete(frame, [c for c in cols if c not in hierarchies], max_levels)
     _check_identifiers(frame, cols, set(bins or {}), force)
+    check_discrete(frame, [c for c in cols if c not in hierarchies], max_levels)
     if missing == "category":
         for c in cols:
             if not frame[c].isna().any():

@@ -96,9 +96,10 @@ class Audit:
                 "`save_mechanism` needs an audit with a searched release of records in memory "
                 "(the plug-in route: `estimator`='plugin', no `delta`); got an audit without one."
             )
+        sensitive = self.settings["sensitive"]  # a list when several are scored jointly
         return Generalisation.from_release(
             self.found,
-            sensitive=self.settings["sensitive"],
+            sensitive=sensitive if isinstance(sensitive, str) else "+".join(sensitive),
             observed=self.settings["observed"],
             bins=self.settings.get("bins"),
             table=self.mechanism,

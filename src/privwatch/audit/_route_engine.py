@@ -202,6 +202,7 @@ class EngineRoute(Route):
         s_code = _codes(c.counts, c.sensitive)
         cells = _codes(found.released.reset_index(drop=True), c.observed)
         name = "+".join(c.sensitive)
+        sens = c.sensitive[0] if len(c.sensitive) == 1 else list(c.sensitive)  # as in memory
         shares = _shares(c.counts, c.sensitive, weight, name)
         after = np.zeros((s_code.max() + 1, cells.max() + 1))
         np.add.at(after, (s_code, cells), weight)
@@ -217,20 +218,21 @@ class EngineRoute(Route):
         }
         n = int(weight.sum())
         options = {
-            "sensitive": name, "observed": c.observed, "epsilon": d.epsilon,
+            "sensitive": sens, "observed": c.observed, "epsilon": d.epsilon,
             "delta": None, "epsilon_max": spec.epsilon_max, "estimator": spec.estimator,
             "missing": spec.missing, "force": spec.force, "max_levels": spec.max_levels,
             "rng": spec.seed, "disclosure": spec.disclosure,
             "max_suppressed": spec.max_suppressed, "folds": spec.folds, "useful": spec.useful,
             "local_recoding": spec.local, "held_out_tolerance": spec.held_out_tolerance,
-            "confidence": spec.confidence, "checks": spec.checks,
+            "confidence": spec.confidence, "min_class_size": spec.min_class_size,
+            "checks": spec.checks,
             "report_records": spec.report_records, "engine": self.engine, "table": spec.table,
         }  # fmt: skip
         missing = {k: int(v) for k, v in c.counts.attrs["missing"].items()}
         summary = {
             "n_records": n, "n_input": n + sum(missing.values()) if spec.missing == "drop" else n,
             "n_dropped_missing": sum(missing.values()) if spec.missing == "drop" else 0,
-            "sensitive": name, "observed": c.observed,
+            "sensitive": sens, "observed": c.observed,
             "sensitive_counts": {str(k): int(v) for k, v in (shares * n).round().items()},
             "n_flagged": int(weight[flagged].sum()), "n_suppressed": found.suppressed_records,
             "n_observed_symbols": len(c.counts[c.observed].drop_duplicates()),

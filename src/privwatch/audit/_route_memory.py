@@ -123,7 +123,7 @@ class MemoryRoute(Route):
         max_levels = spec.max_levels if est is None else None
         bins, hierarchies = resolve_columns(
             df, sensitive, observed, bins=spec.bins, hierarchies=spec.hierarchies,
-            missing=spec.missing, max_levels=max_levels,
+            missing=spec.missing, max_levels=max_levels, force=spec.force,
         )  # fmt: skip
         frame, cols, counts, input_rows = prepare_rows(
             df, sensitive, observed, bins=bins, missing=spec.missing, force=spec.force,
@@ -229,7 +229,7 @@ def _summary(m: _Measured, d: _Decided) -> dict[str, Any]:
     summary: dict[str, Any] = dict(m.counts)
     summary.update(
         n_records=len(m.frame),
-        sensitive=m.sensitive,
+        sensitive=_sensitive(m),
         sensitive_counts={str(k): int(v) for k, v in m.frame[m.sensitive].value_counts().items()},
         observed=m.cols,
         n_flagged=int(d.flags.sum()),
@@ -241,14 +241,20 @@ def _summary(m: _Measured, d: _Decided) -> dict[str, Any]:
     return summary
 
 
+def _sensitive(m: _Measured) -> str | list[str]:
+    """The sensitive column, or the list of them when several are scored jointly."""
+    return list(m.components) if m.components else m.sensitive
+
+
 def _options(m: _Measured, epsilon: float) -> dict[str, Any]:
     s = m.spec
     return {
-        "sensitive": m.sensitive, "observed": m.cols, "epsilon": epsilon, "delta": s.delta,
+        "sensitive": _sensitive(m), "observed": m.cols, "epsilon": epsilon, "delta": s.delta,
         "epsilon_max": s.epsilon_max, "estimator": s.estimator, "missing": s.missing,
         "force": s.force, "max_levels": s.max_levels, "rng": s.seed,
         "disclosure": s.disclosure, "max_suppressed": s.max_suppressed, "folds": s.folds,
         "useful": s.useful, "local_recoding": s.local,
         "held_out_tolerance": s.held_out_tolerance, "confidence": s.confidence,
+        "min_class_size": s.min_class_size,
         "checks": s.checks, "report_records": s.report_records,
     }  # fmt: skip

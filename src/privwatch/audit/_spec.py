@@ -62,6 +62,9 @@ class AuditSpec:
         unbinned numeric column (plug-in).
     disclosure, max_suppressed, folds, useful, local, held_out_tolerance, confidence, max_nodes
         The release search (:func:`privwatch.release.find_release`).
+    min_class_size
+        Every released cell but the suppressed one holds at least this many records
+        (k-anonymity of the release; 1: no such demand).
     checks
         Compute the classic measures and the inference attack.
     report_records
@@ -97,6 +100,7 @@ class AuditSpec:
     held_out_tolerance: float = 0.05
     confidence: float | None = None
     max_nodes: int = 200
+    min_class_size: int = 1
     checks: bool = True
     report_records: bool = False
     engine: str = "auto"
@@ -144,6 +148,7 @@ class AuditSpec:
         if self.folds == 1:
             raise ValidationError("`folds` must be 0 (no held-out check) or >= 2; got 1.")
         check_positive_int(self.max_nodes, "max_nodes")
+        check_positive_int(self.min_class_size, "min_class_size")
         if self.max_levels is not None:
             check_positive_int(self.max_levels, "max_levels")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
@@ -203,6 +208,7 @@ class AuditSpec:
             "held_out_tolerance": self.held_out_tolerance,
             "confidence": self.confidence,
             "max_nodes": self.max_nodes,
+            "min_class_size": self.min_class_size,
         }
 
 

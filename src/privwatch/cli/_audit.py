@@ -108,6 +108,7 @@ def audit_command(
     held_out_tolerance: Opt.held_out_tolerance = 0.05,
     confidence: Opt.confidence = None,
     max_nodes: Opt.max_nodes = 200,
+    min_class_size: Opt.min_class_size = 1,
     checks: Opt.checks = True,
     report_records: Opt.report_records = False,
     sep: Opt.sep = ",",

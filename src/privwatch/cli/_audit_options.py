@@ -65,7 +65,11 @@ class Opt:
     missing = Annotated[str, typer.Option(help="error, drop or category.")]
     force = Annotated[bool, typer.Option(help="Allow identifier-like observed columns.")]
     max_levels = Annotated[
-        int, typer.Option(help="Numeric columns with more values must be binned (plug-in).")
+        int,
+        typer.Option(
+            help="Numeric columns with more values (no --bins or --hierarchy) are cut into "
+            "nested quantile intervals (plug-in)."
+        ),
     ]
     dataset = Annotated[str | None, typer.Option(help="A bundled data set: compas.")]
     out = Annotated[Path, typer.Option(help="Output folder (new or empty).")]
@@ -103,6 +107,10 @@ class Opt:
     ]
     max_nodes = Annotated[
         int, typer.Option(help="Lattice nodes the global recoding search evaluates at most.")
+    ]
+    min_class_size = Annotated[
+        int,
+        typer.Option(help="Every released cell but '*' holds at least K records (1: off)."),
     ]
     checks = Annotated[
         bool, typer.Option(help="Compute the classic measures and the inference attack.")

@@ -75,6 +75,7 @@ def _release_rows(found: ReleaseResult, n: int) -> list[tuple[str, str]]:
             f"{found.information_nats:.2f} of {found.information_input_nats:.2f} nats",
         ),
         ("records suppressed", f"{found.suppressed_records:,} of {n:,}"),
+        ("unique records (k = 1)", f"{found.unique_records:,} of {n:,}"),
         ("worst log-lift, in-sample", f"{fmt(found.max_log_lift, 3)} nats (exact)"),
     ]
     held = found.held_out

@@ -1,5 +1,6 @@
 """Engines: the group-by count and the per-record labelling on pandas, Polars, DuckDB, Spark
-and SQL databases (docs/architecture.md, layer 1b). Only the small count table comes back to Python."""
+and SQL databases (docs/architecture.md, layer 1b). Only the small count table comes back to
+Python."""
 
 from ._count import ROW as ROW_COLUMN
 from ._count import count_table

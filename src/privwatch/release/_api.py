@@ -27,7 +27,7 @@ from ._fitter import in_sample_check, input_information, kept_information
 from ._frontier import frontier_points
 from ._hierarchy import Hierarchy
 from ._options import SearchOptions
-from ._per_tuple import per_tuple_table, record_tables
+from ._per_tuple import per_tuple_table, record_tables, unique_records
 from ._protection import table_protection
 from ._result import ReleaseNotMetWarning, ReleaseResult
 from ._search import IntArray
@@ -55,6 +55,7 @@ def find_release(
     confidence: float | None = None,
     counts_column: str | None = None,
     max_nodes: int = 200,
+    min_class_size: int = 1,
     rng: int = 0,
     aim: bool = True,
 ) -> ReleaseResult:
@@ -73,7 +74,7 @@ def find_release(
     frame, sensitive, observed
         The records (or, with ``counts_column``, a count table as
         :func:`privwatch.engines.count_table` returns), the sensitive and the observed columns.
-    epsilon, disclosure, max_suppressed, useful, local, confidence, max_nodes
+    epsilon, disclosure, max_suppressed, useful, local, confidence, max_nodes, min_class_size
         The search options (:class:`~privwatch.release._options.SearchOptions`), used by every
         search: the release, its held-out folds, its frontier and its alternatives.
     hierarchies : mapping, optional
@@ -91,14 +92,9 @@ def find_release(
     (True, True)
     """
     options = SearchOptions(
-        epsilon=epsilon,
-        disclosure=disclosure,
-        max_suppressed=max_suppressed,
-        local=local,
-        confidence=confidence,
-        max_nodes=max_nodes,
-        useful=useful,
-    )
+        epsilon=epsilon, disclosure=disclosure, max_suppressed=max_suppressed, local=local,
+        confidence=confidence, max_nodes=max_nodes, useful=useful, min_class_size=min_class_size,
+    )  # fmt: skip
     sens = check_request(frame, sensitive, observed, options, folds, held_out_tolerance)
     space, row_of = count_space(
         frame, sens, observed, hierarchies, options, folds, counts_column, rng
@@ -134,7 +130,7 @@ def _result(
     fitter, fit, held = found.fitter, found.fit, found.held
     space, options, plan = fitter.space, fitter.options, fit.plan
     total = space.table.total()
-    worst, by_group = in_sample_check(space, fitter.box, plan)
+    worst, by_group = in_sample_check(space, fitter.box, plan, options)
     sens = space.table.sensitive
     names = ["joint" if len(sens) > 1 else sens[0], *(sens if len(sens) > 1 else [])]
     per_tuple = per_tuple_table(space, plan, total, fitter.box)
@@ -159,6 +155,7 @@ def _result(
         max_log_lift_by_attribute={k: float(v) for k, v in zip(names, by_group, strict=True)},
         held_out=held,
         confidence=options.confidence,
+        unique_records=unique_records(space, plan, total),
         frontier=frontier,
         nodes_evaluated=fit.nodes_evaluated,
         search_complete=fit.nodes_evaluated < options.max_nodes,

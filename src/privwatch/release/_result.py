@@ -51,6 +51,7 @@ class ReleaseResult:
     max_log_lift_by_attribute: dict[str, float]
     held_out: HeldOut | None
     confidence: float | None
+    unique_records: int
     frontier: list[dict[str, Any]]
     nodes_evaluated: int
     search_complete: bool
@@ -75,6 +76,7 @@ class ReleaseResult:
                 "information_local_nats": self.information_local_nats,
                 "information_input_nats": self.information_input_nats,
                 "suppressed_records": self.suppressed_records,
+                "unique_records": self.unique_records,
                 "perturbed_records": self.perturbed_records,
                 "n_records": self.n_records,
                 "nodes_evaluated": self.nodes_evaluated,

@@ -195,6 +195,7 @@ def _findings(result: Audit) -> dict[str, Any] | None:
         "information_global": fmt(found.information_global_nats, 3),
         "information_local": fmt(found.information_local_nats, 3),
         "suppressed": f"{found.suppressed_records:,} of {n:,}",
+        "unique": f"{found.unique_records:,} of {n:,}",
         "n": f"{n:,}",
         "worst": fmt(found.max_log_lift, 3),
         "epsilon": fmt(found.epsilon, 3),

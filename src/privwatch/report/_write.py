@@ -23,6 +23,7 @@ from ._html import render_report
 
 __all__ = [
     "COMMON_FILES",
+    "DROPPED_COLUMN",
     "OUTPUT_FILES",
     "RECORD_FILES",
     "STAGING_PREFIX",
@@ -169,13 +170,31 @@ def _plots(result: Audit, folder: Path) -> None:
     )
 
 
+#: The column of scores.csv and release.csv that marks the input records a missing-value
+#: policy dropped (their other values are empty).
+DROPPED_COLUMN = "dropped_missing"
+
+
 def _with_rows(frame: pd.DataFrame, result: Audit) -> pd.DataFrame:
+    """``frame`` indexed by ``record``, the input row number. With a missing-value policy
+    that can drop records (``missing`` drop or category), one row per input record: the
+    dropped ones have empty values and :data:`DROPPED_COLUMN` true."""
     rows = result.input_rows
     out = frame.copy()
-    if len(rows) == len(frame):
-        out.index = pd.Index(rows, name="record")
-    else:
+    if len(rows) != len(frame):
         out.index.name = "record"
+        return out
+    out.index = pd.Index(rows, name="record")
+    if result.settings.get("missing", "error") == "error":
+        return out
+    for col in out.columns:  # nullable dtypes: the empty rows keep ints as ints
+        if pd.api.types.is_bool_dtype(out[col]):
+            out[col] = out[col].astype("boolean")
+        elif pd.api.types.is_integer_dtype(out[col]):
+            out[col] = out[col].astype("Int64")
+    n_input = int(result.summary.get("n_input", len(out)))
+    out = out.reindex(pd.RangeIndex(n_input, name="record"))
+    out[DROPPED_COLUMN] = ~out.index.isin(rows)
     return out
 
 
@@ -184,12 +203,13 @@ def write_audit(result: Audit, out: Path, overwrite: bool = True) -> list[Path]:
 
     Every route writes :data:`COMMON_FILES` (leakage.json, frontier.csv, the two figures and
     report.html); the in-memory route also the records (scores.csv, release.csv), whose
-    ``record`` column is the row number of the record in the input (0-based), kept when rows
-    with missing values are dropped; the other routes wrote theirs while they ran
-    (``Audit.written``). Files are first written to a hidden staging folder inside ``out`` and
-    moved in only when all of them exist, ``report.html`` last, with SIGINT and SIGTERM held
-    during the move; an interruption or a failure removes the staging folder, so nothing
-    half-written survives.
+    ``record`` column is the row number of the record in the input (0-based); with
+    ``missing`` drop or category they hold one row per input record, those dropped for a
+    missing value marked in ``dropped_missing`` with empty values; the other routes wrote
+    theirs while they ran (``Audit.written``). Files are first written to a hidden staging
+    folder inside ``out`` and moved in only when all of them exist, ``report.html`` last, with
+    SIGINT and SIGTERM held during the move; an interruption or a failure removes the staging
+    folder, so nothing half-written survives.
     """
     out = Path(out)
     check_writable(out, overwrite)
