@@ -1,6 +1,7 @@
-"""Issue #14 item 2: ``AuditResult.leakage`` has one documented set of keys on every route of the
-audit (release search, (epsilon, delta) watchdog, learned estimator), None where a value does not
-apply, and every route's leakage.json validates against the published schema."""
+"""``Audit.leakage`` has one documented set of keys (``LEAKAGE_KEYS``) on every decision of the
+in-memory audit (release search, (epsilon, delta) watchdog, learned estimator), None where a value
+does not apply, and every one's leakage.json validates against the published schema (the other
+routes: ``test_one_audit.py``)."""
 
 from __future__ import annotations
 
@@ -12,14 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privwatch.report import (
-    LEAKAGE_KEYS,
-    SCHEMA,
-    UTILITY_KEYS,
-    AuditResult,
-    audit,
-    leakage_payload,
-)
+from privwatch.audit import LEAKAGE_KEYS, UTILITY_KEYS, Audit, run
+from privwatch.report import SCHEMA, leakage_payload
 
 
 @pytest.fixture(scope="module")
@@ -36,13 +31,13 @@ def table() -> pd.DataFrame:
     )
 
 
-def _run(table: pd.DataFrame, **kwargs: Any) -> AuditResult:
+def _run(table: pd.DataFrame, **kwargs: Any) -> Audit:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return audit(table, "s", ["a", "b"], epsilon=0.5, rng=0, **kwargs)
+        return run(source=table, sensitive="s", observed=["a", "b"], epsilon=0.5, seed=0, **kwargs)
 
 
-ROUTES: dict[str, dict[str, Any]] = {
+CASES: dict[str, dict[str, Any]] = {
     "search": {},
     "search-no-checks": {"checks": False},
     "delta": {"delta": 0.1},
@@ -50,21 +45,22 @@ ROUTES: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.mark.parametrize("route", list(ROUTES))
-def test_leakage_keys_are_the_same_on_every_route(table: pd.DataFrame, route: str) -> None:
-    result = _run(table, **ROUTES[route])
+@pytest.mark.parametrize("case", list(CASES))
+def test_leakage_keys_are_the_same_on_every_decision(table: pd.DataFrame, case: str) -> None:
+    result = _run(table, **CASES[case])
+    assert result.route == "memory"
     assert tuple(result.leakage) == LEAKAGE_KEYS
     assert tuple(result.leakage["utility"]) == UTILITY_KEYS
     assert result.leakage["status"] in ("met", "not_met")
     assert result.satisfied == (result.leakage["status"] == "met")
     jsonschema.validate(leakage_payload(result), SCHEMA)
-    searched = route.startswith("search")
+    searched = case.startswith("search")
     assert (result.leakage["release"] is not None) == searched
     assert (result.leakage["frontier"] is not None) == searched
     assert result.leakage["held_out"] is None or searched
-    assert (result.leakage["attack"] is not None) == (route == "search")
-    assert (result.leakage["classic"] is not None) == (route in ("search", "delta"))
-    assert (result.leakage["after"] is None) == (route == "learned")
+    assert (result.leakage["attack"] is not None) == (case == "search")
+    assert (result.leakage["classic"] is not None) == (case in ("search", "delta"))
+    assert (result.leakage["after"] is None) == (case == "learned")
     util = result.leakage["utility"]
     assert (util["information_nats"] is not None) == searched
     assert (util["utility_mi"] is not None) == (not searched)

@@ -1,5 +1,6 @@
-"""Issue #19: the audit case that allocated ~24 GB (`--bins z=1000000000 --force`) now fails in
-under a second with the memory-budget error, through the CLI and through the library."""
+"""The memory budget of an audit: the case that once allocated ~24 GB (`--bins z=1000000000
+--force`, issue #19) fails in under a second with the memory-budget error, through the CLI and
+through the library (:func:`privwatch.audit.run`)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from privwatch.audit import run
 from privwatch.cli import app
 from privwatch.exceptions import MemoryBudgetError
-from privwatch.report import audit
 
 
 def _table() -> pd.DataFrame:
@@ -38,5 +39,5 @@ def test_cli_huge_bin_count_fails_fast_with_the_budget_error(tmp_path: Path) -> 
 def test_library_huge_bin_count_fails_fast_with_the_budget_error() -> None:
     start = time.perf_counter()
     with pytest.raises(MemoryBudgetError, match=r"`bins\['z'\]` asks for"):
-        audit(_table(), "s", ["z"], bins={"z": 10**9}, force=True)
+        run(source=_table(), sensitive="s", observed=["z"], bins={"z": 10**9}, force=True)
     assert time.perf_counter() - start < 1.0

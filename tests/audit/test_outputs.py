@@ -1,5 +1,6 @@
-"""Issue #17: leakage.json against its schema, classic measures and attack wired in, every
-record accounted for, the stamp, and plain words in the report."""
+"""The outputs of an audit of COMPAS read from a CSV file: leakage.json against its schema, the
+stamp, the classic measures and the attack wired in, every record accounted for, and plain words
+in the report."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from privwatch.audit import privwatch_version
 from privwatch.cli import app
 from privwatch.datasets import COMPAS_BINS, COMPAS_OBSERVED, load_compas
 from privwatch.preprocessing import bin_columns
-from privwatch.report import SCHEMA, privwatch_version
+from privwatch.report import SCHEMA
 
 runner = CliRunner()
 
@@ -31,7 +33,7 @@ def compas_audit(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     frame.to_csv(data, index=False)
     out = base / "out"
     res = runner.invoke(app, ["audit", str(data), "--sensitive", "race", "--out", str(out)])
-    assert res.exit_code == 3, res.output  # NOT MET on held-out records (see test_audit_cli)
+    assert res.exit_code == 3, res.output  # NOT MET on held-out records (see test_cli_audit)
     return data, out
 
 

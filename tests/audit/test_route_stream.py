@@ -1,5 +1,6 @@
-"""``privwatch audit LAKE --estimator classifier|dv`` on Parquet that is audited without loading it
-(issue #18 item 5): records streamed, scored cross-fitted, flagged, released, the verdict true.
+"""The streamed route (``privwatch audit LAKE --estimator classifier|dv``, or
+:func:`privwatch.audit.run` with such an estimator on Parquet files): the records are streamed,
+never loaded, scored cross-fitted, flagged, released, and the verdict is true.
 
 What is tested: the written records are every record in order with its fold, risk, flag and
 release; the guarantee in leakage.json is the one the written flags imply; a release whose
@@ -18,9 +19,9 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from privwatch.audit import Audit, run
 from privwatch.cli import app
 from privwatch.engines import fold_of
-from privwatch.report import audit_source_neural
 from privwatch.watchdog import flagged_set_guarantee
 
 runner = CliRunner()
@@ -57,11 +58,11 @@ def test_written_records_flags_and_guarantee_agree(tmp_path: Path) -> None:
                "--out", str(tmp_path / "out"), "--json")  # fmt: skip
     assert res.exit_code in (0, 3), res.output
     doc = json.loads(res.stdout)
-    assert (
-        doc["engine"] == "stream" and "reads the Parquet files in batches" in doc["engine_reason"]
-    )
+    assert doc["route"] == doc["engine"] == "stream"
+    assert "reads the Parquet files in batches" in doc["engine_reason"]
     leak = json.loads((tmp_path / "out" / "leakage.json").read_text())
-    assert leak["route"] == "engine-neural" and leak["estimator"] == "classifier"
+    assert leak["route"] == "stream" and leak["estimator"] == "classifier"
+    assert leak["written"] == str(tmp_path / "out" / "release.parquet")
     assert leak["markers"] == {"x": "*", "c": "*"}  # no value of x or c is "*"
     written = pd.read_parquet(tmp_path / "out" / "release.parquet")
     source = pd.concat(pd.read_parquet(p) for p in sorted((tmp_path / "lake").iterdir()))
@@ -80,11 +81,12 @@ def test_written_records_flags_and_guarantee_agree(tmp_path: Path) -> None:
         float(written["risk"][~flagged].max()), 0.2, leak["guarantee"]["basis"],
     )  # fmt: skip
     assert leak["guarantee"] == expected_g.to_dict()
-    assert leak["n_flagged"] == doc["n_flagged"] == int(flagged.sum())
+    assert leak["summary"]["n_flagged"] == doc["n_flagged"] == int(flagged.sum())
     assert doc["status"] == ("met" if expected_g.breach_probability == 0 else "not_met")
     assert res.exit_code == (0 if doc["status"] == "met" else 3)
     ll = written[["log_lift[0]", "log_lift[1]"]].to_numpy()
-    assert leak["mutual_information_estimate"] == pytest.approx(ll[rows, s].mean(), rel=1e-12)
+    mi = leak["before"]["mutual_information_estimate"]
+    assert mi == pytest.approx(ll[rows, s].mean(), rel=1e-12)
 
 
 def test_flagged_records_that_still_reveal_the_value_are_not_met(tmp_path: Path) -> None:
@@ -92,24 +94,36 @@ def test_flagged_records_that_still_reveal_the_value_are_not_met(tmp_path: Path)
     res = _run(glob, "--estimator", "classifier", "--epsilon", "0.5", "--folds", "2",
                "--out", str(tmp_path / "out"))  # fmt: skip
     assert res.exit_code == 3, res.output
-    assert "flagged records released as" in res.output
-    assert "NOT MET" in res.output and "still reveal the sensitive value" in res.output
-    assert "alternative: a larger epsilon" in res.output
+    text = " ".join(res.output.split())
+    assert "flagged records released as" in text
+    assert "NOT MET" in text and "still reveal the sensitive value" in text
+    assert "a larger epsilon (at least" in text  # the alternative
+    assert "--estimator plugin" in text and "`" not in text  # flags, not parameters
     leak = json.loads((tmp_path / "out" / "leakage.json").read_text())
     assert leak["status"] == "not_met" and leak["guarantee"]["breach_probability"] > 0
 
 
 def test_library_route_is_reproducible(tmp_path: Path) -> None:
+    """Twice the same seed, the records written to ``out/release.parquet`` and to a
+    ``write_table`` path: the same guarantee and the same records."""
     glob = _lake(tmp_path / "lake", 600, 2, rare_island=False)
-    res = audit_source_neural(glob, "s", ["x", "c"], epsilon=0.2, out=tmp_path / "a.parquet",
-                              estimator="dv", folds=2, rng=3, epochs=2, n_ensemble=1)  # fmt: skip
-    again = audit_source_neural(glob, "s", ["x", "c"], epsilon=0.2, out=tmp_path / "b.parquet",
-                                estimator="dv", folds=2, rng=3, epochs=2, n_ensemble=1)  # fmt: skip
-    assert res.guarantee == again.guarantee and res.n_records == 600
-    assert pd.read_parquet(tmp_path / "a.parquet").equals(pd.read_parquet(tmp_path / "b.parquet"))
+    options: dict[str, Any] = {
+        "sensitive": "s", "observed": ["x", "c"], "epsilon": 0.2, "estimator": "dv",
+        "folds": 2, "seed": 3, "estimator_params": {"epochs": 2, "n_ensemble": 1},
+    }  # fmt: skip
+    (tmp_path / "a").mkdir()
+    res = run(source=glob, out=tmp_path / "a", **options)
+    again = run(source=glob, write_table=str(tmp_path / "b.parquet"), **options)
+    assert isinstance(res, Audit) and res.route == again.route == "stream"
+    assert res.written == str(tmp_path / "a" / "release.parquet")
+    assert again.written == str(tmp_path / "b.parquet")
+    assert res.leakage["guarantee"] == again.leakage["guarantee"]
+    assert res.summary["n_records"] == 600
+    first = pd.read_parquet(tmp_path / "a" / "release.parquet")
+    assert first.equals(pd.read_parquet(tmp_path / "b.parquet"))
     source = pd.concat(pd.read_parquet(p) for p in sorted((tmp_path / "lake").iterdir()))
     counts = source["s"].value_counts()
-    assert res.sensitive_counts == {"0": int(counts[0]), "1": int(counts[1])}
+    assert res.summary["sensitive_counts"] == {"0": int(counts[0]), "1": int(counts[1])}
 
 
 def test_the_marker_never_collides_with_a_value_of_the_column(tmp_path: Path) -> None:
@@ -122,10 +136,12 @@ def test_the_marker_never_collides_with_a_value_of_the_column(tmp_path: Path) ->
     frame = pd.DataFrame({"s": s, "x": g.normal(0, 1, n), "c": c})
     frame.to_parquet(tmp_path / "t.parquet", row_group_size=150)
     src, out = tmp_path / "t.parquet", tmp_path / "r.parquet"
-    res = audit_source_neural(
-        src, "s", ["x", "c"], epsilon=0.2, out=out, folds=2, epochs=3, n_ensemble=1
-    )
-    assert res.markers == {"x": "*", "c": "***"} and res.to_dict()["markers"] == res.markers
+    res = run(
+        source=src, sensitive="s", observed=["x", "c"], epsilon=0.2, estimator="classifier",
+        write_table=str(out), folds=2, estimator_params={"epochs": 3, "n_ensemble": 1},
+    )  # fmt: skip
+    markers = res.details["markers"]
+    assert markers == {"x": "*", "c": "***"} and res.to_dict()["markers"] == markers
     written = pd.read_parquet(out)
     flagged = written["flagged"].to_numpy()
     assert 0 < flagged.sum() < n  # "*" and "**" say s = 1: flagged at 0.2 nats
@@ -138,9 +154,10 @@ def test_the_marker_never_collides_with_a_value_of_the_column(tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--engine", "duckdb"], "leave --engine at auto"),
+        (["--engine", "duckdb"], "leave --engine at 'auto'"),
         ([], "--epsilon is required with --estimator classifier"),
-        (["--epsilon", "0.5", "--folds", "1"], "--folds must be >= 2"),
+        (["--epsilon", "0.5", "--folds", "1"], "--folds must be 0 (no held-out check) or >= 2"),
+        (["--epsilon", "0.5", "--folds", "0"], "scores every record cross-fitted: --folds must"),
         (["--epsilon", "0.5", "--bins", "x=4"], "--bins needs the records in memory"),
         (["--epsilon", "0.5", "--delta", "0.1"], "--delta needs the records in memory"),
         (["--epsilon", "0.5", "--write-table", "t"], "--write-table must be a .parquet path"),
@@ -150,7 +167,7 @@ def test_refused_before_training(tmp_path: Path, args: list[str], message: str) 
     glob = _lake(tmp_path / "lake", 100, 0, rare_island=False)
     res = _run(glob, "--estimator", "classifier", *args, "--out", str(tmp_path / "out"))
     assert res.exit_code == 2, res.output
-    assert message in " ".join(res.output.split())
+    assert message in " ".join(res.output.split()) and "`" not in res.output
     assert not (tmp_path / "out").exists()
 
 

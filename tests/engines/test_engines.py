@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from privwatch.engines import ROW_COLUMN, count_table, fold_of, label_records, read_table
+from privwatch.release import ReleaseNotMetWarning
 
 SENS, OBS = ["s"], ["x1", "x2", "x3"]
 
@@ -175,7 +178,7 @@ def test_spark_local_counts_and_labels_like_pandas(
         .config("spark.sql.shuffle.partitions", "4")
         .getOrCreate()
     )
-    df, _ = parquet
+    df, d = parquet
     sdf = spark.createDataFrame(df.astype(object).where(df.notna(), None))
     for folds in (None, 3):
         got = count_table(sdf, SENS, OBS, folds=folds)
@@ -187,15 +190,38 @@ def test_spark_local_counts_and_labels_like_pandas(
     labelled = label_records(sdf, mapping, OBS)
     assert labelled is not None and ref is not None
     assert _hash(labelled) == _hash(ref)
-    from privwatch.spark import audit
+    _spark_frame_is_an_engine_route_audit(sdf, d, tmp_path)
 
-    res = audit(sdf, sensitive=SENS, observed=OBS, decide=lambda counts: mapping)
-    pd.testing.assert_frame_equal(res.counts, t)
-    on_cluster = res.labelled.toPandas()  # unordered: compare the multiset of releases
-    assert on_cluster["release"].value_counts().to_dict() == ref["release"].value_counts().to_dict()
-    assert len(on_cluster) == len(df)
-    with pytest.raises(ValueError, match="`spark_df` must be a pyspark.sql.DataFrame"):
-        audit(df, sensitive=SENS, observed=OBS)
+
+def _spark_frame_is_an_engine_route_audit(sdf: Any, lake: Path, tmp_path: Path) -> None:
+    """A Spark frame is a source of :func:`privwatch.audit.run` (the engine route): counted and
+    labelled on the cluster, the same release as the same audit of the Parquet files in DuckDB,
+    every record written to release.parquet."""
+    from privwatch.audit import run
+
+    obs = ["x1", "x3"]  # no missing values: the engine route refuses them by default
+    options: dict[str, Any] = {"sensitive": SENS, "observed": obs, "epsilon": 0.5, "folds": 3}
+    (tmp_path / "spark").mkdir()
+    (tmp_path / "duckdb").mkdir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReleaseNotMetWarning)
+        res = run(source=sdf, out=tmp_path / "spark", **options)
+        ref = run(
+            source=str(lake / "*.parquet"), engine="duckdb", out=tmp_path / "duckdb", **options
+        )
+    assert (res.route, res.engine, ref.engine) == ("engine", "spark", "duckdb")
+    assert res.found is not None and ref.found is not None
+    pd.testing.assert_frame_equal(res.found.mapping, ref.found.mapping)
+    drop = {"warnings"}  # Spark may warn about its own session
+    assert {k: v for k, v in res.leakage.items() if k not in drop} == {
+        k: v for k, v in ref.leakage.items() if k not in drop
+    }
+    assert res.written == str(tmp_path / "spark" / "release.parquet")
+    on_cluster = pd.read_parquet(res.written)  # unordered: compare the multiset of releases
+    local = pd.read_parquet(tmp_path / "duckdb" / "release.parquet")
+    assert len(on_cluster) == len(local) == 3000
+    cols = [f"release_{c}" for c in obs]
+    assert on_cluster.value_counts(cols).to_dict() == local.value_counts(cols).to_dict()
 
 
 def test_read_table_formats_and_errors(tmp_path: Path) -> None:

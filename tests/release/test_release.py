@@ -290,28 +290,35 @@ def test_release_from_an_engine_count_table_equals_the_pandas_release(tmp_path: 
     _ = hier
 
 
-def test_count_table_release_writes_every_record_through_the_engine(tmp_path: Path) -> None:
-    """Count in the engine, search on the count table, label every record in the engine: the
-    records written are those of the release searched on the records themselves."""
+def test_engine_route_audit_writes_every_record_through_the_engine(tmp_path: Path) -> None:
+    """An audit of a Parquet file in DuckDB (:func:`privwatch.audit.run`, the engine route):
+    counted in the engine, searched on the count table, every record labelled by the engine
+    into release.parquet; the records written are those of the release searched on the records
+    themselves."""
     pytest.importorskip("duckdb")
-    from privwatch import engines
+    from privwatch.audit import run
 
     df, hier = _random_table(8)
     path = tmp_path / "in.parquet"
     df.to_parquet(path)
-    out = tmp_path / "release.parquet"
-    kw = {"epsilon": 0.5, "folds": 0, "hierarchies": hier, "frontier_epsilons": []}
+    out = tmp_path / "out"
+    out.mkdir()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ReleaseNotMetWarning)
-        counts = engines.count_table(str(path), ["s"], list("abc"), engine="duckdb")
-        r = find_release(counts, "s", list("abc"), counts_column="count", **kw)
-        direct = find_release(df, "s", list("abc"), **kw)
-    engines.label_records(str(path), r.mapping, list("abc"), out=out, engine="duckdb")
-    written = pd.read_parquet(out).sort_values("privwatch_row")  # written in scan order
-    assert len(written) == len(df)
+        r = run(
+            source=str(path), sensitive="s", observed=list("abc"), epsilon=0.5, engine="duckdb",
+            folds=0, hierarchies=hier, out=out,
+        )  # fmt: skip
+        direct = find_release(
+            df, "s", list("abc"), epsilon=0.5, folds=0, hierarchies=hier, frontier_epsilons=[]
+        )
+    assert (r.route, r.engine) == ("engine", "duckdb") and r.found is not None
+    assert r.written == str(out / "release.parquet")
+    written = pd.read_parquet(out / "release.parquet").sort_values("privwatch_row")
+    assert len(written) == len(df)  # written in scan order
     for c in "abc":
         assert written[f"release_{c}"].tolist() == direct.released[c].tolist()
-    assert r.information_nats == pytest.approx(direct.information_nats)
+    assert r.found.information_nats == pytest.approx(direct.information_nats)
 
 
 @pytest.mark.parametrize("confidence", [None, 0.9])

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from privwatch.audit import run
 from privwatch.datasets import COMPAS_BINS, COMPAS_OBSERVED, load_compas
-from privwatch.report import audit, write_audit
+from privwatch.report import write_audit
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
@@ -63,7 +64,9 @@ def _run(page: Path, profile: Path, *extra: str) -> subprocess.CompletedProcess[
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("audit")
     with pytest.warns(UserWarning):  # NOT MET on held-out records: raised, and kept in the report
-        result = audit(load_compas(), "race", COMPAS_OBSERVED, bins=COMPAS_BINS)
+        result = run(
+            source=load_compas(), sensitive="race", observed=COMPAS_OBSERVED, bins=COMPAS_BINS
+        )
     write_audit(result, out)
     return out / "report.html"
 
