@@ -33,6 +33,7 @@ MODULES = [
     "privwatch.preprocessing",
     "privwatch.joint",
     "privwatch.engines",
+    "privwatch.audit",
     "privwatch.report",
     "privwatch.gallery",
 ]
@@ -118,7 +119,15 @@ ROWS = glossary_rows()
 
 def test_the_walk_finds_the_result_types() -> None:
     # the walk must see the families it is meant to guard (a broken walk would pass vacuously)
-    for cls in ("LeakageReport", "OptimalBayesResult", "Guarantee", "ReleaseResult", "Privacy"):
+    for cls in (
+        "LeakageReport",
+        "OptimalBayesResult",
+        "Guarantee",
+        "ReleaseResult",
+        "Privacy",
+        "Audit",
+        "AuditSpec",
+    ):
         assert cls in CODE
     assert "prior_" in CODE["PluginLift"] and "guarantee_" in CODE["Watchdog"]
     assert len(ROWS) > 150
