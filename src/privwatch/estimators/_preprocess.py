@@ -37,6 +37,18 @@ def as_frame(X: pd.DataFrame | ArrayLike, columns: list[str] | None = None) -> p
     return pd.DataFrame(arr, columns=names)
 
 
+def _finite(series: pd.Series, col: Any) -> NDArray[np.float64]:
+    """A numeric column's values; an infinite one is refused, naming the column."""
+    values = series.to_numpy(dtype=float)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        raise ValidationError(
+            f"`{col}` must hold finite numbers; got {values[bad][0]} in {int(bad.sum())} "
+            "record(s) (drop, cap or bin them)."
+        )
+    return values
+
+
 class TabularPreprocessor(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     """Standardize numeric columns and one-hot encode the others (fitted on training data).
 
@@ -58,7 +70,7 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):  # type: ignore[misc
                     f"`{col}` must have no missing values; got {int(series.isna().sum())} missing."
                 )
             if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
-                values = series.to_numpy(dtype=float)
+                values = _finite(series, col)
                 std = float(values.std())
                 self.numeric_[str(col)] = (float(values.mean()), std if std > 0 else 1.0)
             else:
@@ -87,6 +99,7 @@ class TabularPreprocessor(TransformerMixin, BaseEstimator):  # type: ignore[misc
                 values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
                 if np.isnan(values).any():
                     raise ValidationError(f"`{col}` must be numeric, as at fit time.")
+                values = _finite(pd.Series(values), col)
                 blocks.append(((values - mean) / std).astype(np.float32)[:, None])
             else:
                 cats = pd.Index(self.categories_[col])
