@@ -1,9 +1,10 @@
-"""Issue #17: a 30,000-row, 10-column audit on the plug-in route, with the report, the classic
-measures and the inference attack, end to end through the ``privwatch audit`` command (a child
-process: interpreter start, reading the CSV and writing every output included). Baseline in the
-same run: the same audit with ``--no-checks`` (no classic measures, no attack).
+"""The cost of the checks: a 30,000-row, 10-column audit on the plug-in route, with the report,
+the classic measures and the inference attack, end to end through the ``privwatch audit``
+command (a child process: interpreter start, reading the CSV and writing every output
+included). Baseline in the same run: the same audit with ``--no-checks`` (no classic measures,
+no attack). First written for issue #17.
 
-Run: python benchmarks/bench_report17.py
+Run: python benchmarks/bench_audit_checks.py (writes benchmarks/results/audit_checks.json)
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def main() -> None:
         "release_method": leak["release"]["method"],
     }
     print(json.dumps(result, indent=2))
-    write("report17", result)
+    write("audit_checks", result)
 
 
 if __name__ == "__main__":

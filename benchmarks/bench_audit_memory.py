@@ -8,7 +8,7 @@ are printed and written to ``benchmarks/results/audit_memory.json``. The CSV and
 in a temporary folder under /tmp that is deleted afterwards.
 
 Run: python benchmarks/bench_audit_memory.py [--rows 10000000] [-- extra audit options], e.g.
-``-- --epsilon 1 --engine pandas`` for the in-memory route (:func:`privwatch.report.audit`);
+``-- --epsilon 1 --engine pandas`` for the in-memory route (:func:`privwatch.audit.run`);
 files over 64 MiB go to the engine route (DuckDB) by default.
 """
 

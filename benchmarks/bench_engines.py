@@ -5,7 +5,8 @@
     /usr/bin/time -v python benchmarks/bench_engines.py --rows 100000000 --only duckdb
     /usr/bin/time -v privwatch audit /tmp/pwbench/data_100000000.parquet --engine duckdb \\
         --sensitive s --observed x1,x2,x3,x4,x5,x6 --epsilon 0.5 --out /tmp/pwbench/a100
-    # the same audit (audit_source) timed per step: count with folds, search, labelling,
+    # the same audit (privwatch.audit.run, the engine route) timed per step: count with
+    # folds, search, labelling,
     # with the hand-written count just before and just after it (ratios against their mean)
     /usr/bin/time -v python benchmarks/bench_engines.py --rows 100000000 --only steps
     # 10M rows, every engine in one run: count time, release + labelling, hashes
@@ -15,10 +16,11 @@
 Generates a Parquet table with DuckDB (sensitive: 4 values; 6 observed integer columns of
 cardinalities 4, 5, 5, 8, 10, 12 = 96,000 tuples; one float column; never committed). Times
 ``engines.count_table`` against a hand-written DuckDB SQL query in the same run; with
-``--compare`` runs :func:`privwatch.release.release_source` (count with 5 folds in the engine,
-search on the count table, label every record in the engine) on each engine and hashes the
-written scores and release with each record's row position (``privwatch_row``), so the hash
-does not depend on the order the engine wrote in. PostgreSQL: a throw-away server started with the
+``--compare`` counts on each engine (with 5 folds, and without), searches the release once on
+the first engine's count table (:func:`privwatch.release.find_release`), labels every record in
+each engine (:func:`privwatch.engines.label_records`) and hashes the written scores and release
+with each record's row position (``privwatch_row``), so the hash does not depend on the order
+the engine wrote in. PostgreSQL: a throw-away server started with the
 system's ``initdb``/``pg_ctl`` (as the test fixture does), loaded with ``COPY``.
 """
 
@@ -43,7 +45,7 @@ import duckdb
 import pandas as pd
 
 from privwatch.engines import ROW_COLUMN, count_table, label_records
-from privwatch.release import release_source
+from privwatch.release import find_release
 
 CARD = (4, 5, 5, 8, 10, 12)
 OBS = [f"x{i}" for i in range(1, 7)]
@@ -197,8 +199,8 @@ def compare(path: Path, engines_: list[str], epsilon: float, work: Path) -> dict
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     found, res["search_s"] = timed(
-                        release_source, source, "s", OBS, epsilon=epsilon, rng=0, folds=0,
-                        suggest=False, frontier_epsilons=[], counts=counts, **kw,
+                        find_release, counts, "s", OBS, epsilon=epsilon, rng=0, folds=0,
+                        suggest=False, frontier_epsilons=[], counts_column="count",
                     )  # fmt: skip
                 res["search_on"] = eng
                 res["satisfied"] = found.satisfied
@@ -220,18 +222,19 @@ def compare(path: Path, engines_: list[str], epsilon: float, work: Path) -> dict
 
 
 def audit_steps(path: Path, epsilon: float, work: Path) -> dict[str, Any]:
-    """The plug-in audit of ``privwatch audit --engine duckdb`` (``audit_source``), timed per
-    step: the count with folds, the release search on the count table, the labelling + write."""
-    from privwatch.report import audit_source
+    """The plug-in audit of ``privwatch audit --engine duckdb`` (:func:`privwatch.audit.run`,
+    the engine route), timed per step: the count with folds, the release search on the count
+    table, the labelling + write."""
+    from privwatch.audit import run
 
     marks: list[tuple[str, float]] = []
     out = work / "steps_release.parquet"
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = audit_source(
-            str(path), "s", OBS, epsilon=epsilon, engine="duckdb", out=out,
-            step=lambda msg: marks.append((msg, time.perf_counter())),
+        res = run(
+            source=str(path), sensitive="s", observed=OBS, epsilon=epsilon, engine="duckdb",
+            write_table=str(out), progress=lambda msg: marks.append((msg, time.perf_counter())),
         )  # fmt: skip
     end = time.perf_counter()
     names = [m for m, _ in marks] + ["end"]
