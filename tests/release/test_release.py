@@ -152,7 +152,17 @@ def test_impossible_request_is_loud() -> None:
         r = find_release(df, "s", ["x"], epsilon=0.1, max_suppressed=0.0, folds=0)
     assert not r.satisfied and r.information_nats == pytest.approx(0.0)
     assert r.to_dict()["status"] == "not_met" and r.reasons
-    assert any("`disclosure`='positive'" in a or "raise epsilon" in a for a in r.alternatives)
+    # every alternative carries the exact options that give it, and says whether it is feasible
+    assert r.alternatives and all(
+        {"args", "feasible", "description"} <= set(a) for a in r.alternatives
+    )
+    # s is a function of x: two-sided, only '*' can hide it at any epsilon, and one-sided needs
+    # epsilon >= ln 2 where p(s) e^epsilon >= 1 protects nobody: nothing may be offered
+    assert not any(a["feasible"] for a in r.alternatives), r.alternatives
+    assert {a["changed"] for a in r.alternatives} >= {"epsilon", "disclosure", "max_suppressed"}
+    one_sided = find_release(df, "s", ["x"], epsilon=0.7, disclosure="positive", folds=0)
+    assert one_sided.information_nats > 0 and not one_sided.satisfied
+    assert not any(v["protected"] for v in one_sided.per_value)
 
 
 def test_held_out_figures_and_determinism() -> None:

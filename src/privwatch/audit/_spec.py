@@ -212,7 +212,9 @@ class AuditSpec:
         }
 
 
-_NULLABLE = {"epsilon", "delta", "observed", "sensitive", "useful", "confidence", "table"}
+_NULLABLE = {
+    "epsilon", "delta", "observed", "sensitive", "useful", "confidence", "table", "max_levels",
+}  # fmt: skip
 
 
 def _as_bins(value: Any) -> dict[str, BinSpec]:

@@ -122,8 +122,9 @@ def _evaluate(
     tolerance: float,
     rng: int,
     protected: set[str],
+    aim: bool = True,
 ) -> Alternative:
-    found = search_to_pass(space, tried, folds, tolerance, rng)
+    found = search_to_pass(space, tried, folds, tolerance, rng, aim)
     protection = table_protection(space.table, tried.epsilon, tried.disclosure)
     lost = [f"{r['attribute']}={r['value']}" for r in protection if not r["protected"]]
     reasons = not_met_reasons(tried, found.information_nats, found.held, tolerance, protection)
@@ -140,12 +141,18 @@ def suggest(
     tolerance: float,
     rng: int,
     wanted: int = 2,
+    frontier: list[dict[str, Any]] | None = None,
+    aim: bool = True,
 ) -> list[Alternative]:
     """The alternatives to the user's options, strongest privacy first, tried in that order
     until ``wanted`` are feasible (:attr:`Alternative.feasible` says which may be offered)."""
     protection = table_protection(space.table, options.epsilon, options.disclosure)
     protected = {f"{r['attribute']}={r['value']}" for r in protection if r["protected"]}
-    tries = [("epsilon", options.replace(epsilon=options.epsilon * f)) for f in EPSILON_STEPS]
+    factors = {options.epsilon * f for f in EPSILON_STEPS}
+    # the frontier's smallest epsilon whose release keeps something (a release that keeps nothing)
+    keeps = [p["epsilon"] for p in frontier or [] if p["information_nats"] > NOTHING_KEPT]
+    factors |= {e for e in keeps if e > options.epsilon}
+    tries = [("epsilon", options.replace(epsilon=e)) for e in sorted(factors)]
     if options.disclosure == "both":
         tries.append(("disclosure", options.replace(disclosure="positive")))
     tries += [
@@ -156,7 +163,7 @@ def suggest(
     tries.sort(key=lambda t: (t[1].epsilon, t[1].disclosure == "positive", t[1].max_suppressed))
     out: list[Alternative] = []
     for changed, tried in tries:
-        out.append(_evaluate(space, tried, changed, folds, tolerance, rng, protected))
+        out.append(_evaluate(space, tried, changed, folds, tolerance, rng, protected, aim))
         if sum(a.feasible for a in out) >= wanted:
             break
     return out

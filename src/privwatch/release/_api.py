@@ -108,7 +108,9 @@ def find_release(
     alternatives: list[dict[str, Any]] = []
     if suggest and reasons:
         # from the margin the search ended with: each alternative's args reproduce it alone
-        advice = suggest_alternatives(space, found.options, folds, held_out_tolerance, rng)
+        advice = suggest_alternatives(
+            space, found.options, folds, held_out_tolerance, rng, frontier=frontier, aim=aim
+        )
         alternatives = [a.to_dict() for a in advice]
     result = _result(frame, observed, row_of, found, frontier, reasons, alternatives)
     result.per_value = protection
