@@ -20,6 +20,7 @@ from ..audit import AuditSpec, Bundled, plan, run
 from ..exceptions import PrivwatchError, ValidationError
 from ..report import check_writable, write_audit
 from ._audit_options import DEFAULT_MAX_LEVELS, Data, Opt
+from ._flags import to_flags
 from ._io import console, fail, load_config
 from ._print import print_audit, summary_json
 from ._progress import progress
@@ -61,7 +62,7 @@ def _audit(o: dict[str, Any], talk: bool) -> tuple[Any, list[Path], Path]:
     target = Path(o["out"])
     check_writable(target, bool(o["overwrite"]))
     if talk:
-        console.print(f"[dim]engine: {route.engine} ({route.reason})[/]", highlight=False)
+        console.print(f"[dim]engine: {route.engine} ({to_flags(route.reason)})[/]", highlight=False)
     with progress(talk, route.steps + 1) as step:
         with warnings.catch_warnings():  # kept in result.warnings; print_audit shows them
             warnings.simplefilter("ignore")

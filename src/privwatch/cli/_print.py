@@ -179,7 +179,7 @@ def summary_json(result: Audit, out: str, files: list[str], seconds: float) -> d
         "reasons": [to_flags(r) for r in result.reasons],
         "route": result.route,
         "engine": result.engine,
-        "engine_reason": result.route_reason,
+        "engine_reason": to_flags(result.route_reason),
         "epsilon": result.epsilon,
         "n_records": result.summary["n_records"],
         "n_flagged": result.summary.get("n_flagged"),

@@ -1,0 +1,58 @@
+"""Advice that holds when followed: an audit that is NOT MET offers feasible alternatives, and
+running the audit with a feasible alternative's exact ``args`` gives MET (issue 32)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import privwatch as pw
+
+
+def _table(n: int = 3000, seed: int = 4) -> pd.DataFrame:
+    g = np.random.default_rng(seed)
+    a = g.integers(0, 6, n)
+    b = g.choice(list("pqrs"), n)
+    c = g.integers(0, 3, n)
+    logit = 0.45 * a - 1.2 + (b == "p") * 0.9
+    s = np.where(g.random(n) < 1 / (1 + np.exp(-logit)), "yes", "no")
+    return pd.DataFrame({"a": a, "b": b, "c": c, "s": s})
+
+
+def _run(df: pd.DataFrame, **options: Any) -> pw.audit.Audit:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pw.audit.run(source=df, sensitive="s", checks=False, **options)
+
+
+@pytest.mark.slow
+def test_a_feasible_alternative_followed_gives_met() -> None:
+    df = _table()
+    first = _run(df, epsilon=0.08)
+    assert not first.satisfied and first.reasons
+    feasible = [a for a in first.alternatives if a["feasible"]]
+    assert feasible, [a["description"] for a in first.alternatives]
+    # ranked strongest privacy first
+    keys = [(a["epsilon"], a["disclosure"] == "positive") for a in first.alternatives]
+    assert keys == sorted(keys, key=lambda k: (k[0], k[1])) or len(keys) < 2
+    for alt in feasible:
+        args = dict(alt["args"])
+        followed = _run(df, **args)
+        assert followed.satisfied, (alt["description"], followed.reasons)
+        assert followed.found is not None
+        assert followed.found.information_nats == pytest.approx(alt["information_nats"])
+
+
+def test_one_sided_protecting_nobody_is_never_met() -> None:
+    df = _table(1000)
+    # p(yes), p(no) are near 1/2: at epsilon 0.9 one-sided, p e^eps >= 1 for both values
+    result = _run(df, epsilon=0.9, disclosure="positive", folds=0)
+    per_value = result.leakage["guarantee"]["per_value"]
+    assert not any(v["protected"] for v in per_value)
+    assert not result.satisfied
+    assert any("protects no sensitive value" in r for r in result.reasons)
+    assert "protects no value" in result.leakage["guarantee_in_words"]
