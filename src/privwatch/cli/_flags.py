@@ -8,8 +8,9 @@ Library messages name parameters in backticks (`max_suppressed`, `disclosure`='p
 from __future__ import annotations
 
 import re
+from typing import Any
 
-__all__ = ["PARAM_FLAGS", "flag", "to_flags"]
+__all__ = ["PARAM_FLAGS", "args_to_flags", "flag", "to_flags"]
 
 #: Parameters whose flag is not ``--`` + the name with dashes.
 PARAM_FLAGS = {
@@ -53,3 +54,14 @@ def to_flags(message: str) -> str:
     'allow --max-suppressed 0.2 or --disclosure positive'
     """
     return _NAME.sub(_replace, message)
+
+
+def args_to_flags(args: dict[str, Any]) -> str:
+    """An alternative's options as command-line flags (``--epsilon 1.38 --disclosure both``)."""
+    parts = []
+    for name, value in args.items():
+        if value is None or (name == "local" and value) or (name == "max_nodes" and value == 200):
+            continue
+        text = f"{value:.4g}" if isinstance(value, float) else str(value)
+        parts.append(f"`{name}`={text}" if not isinstance(value, bool) else f"`{name}`={value}")
+    return to_flags(" ".join(parts))

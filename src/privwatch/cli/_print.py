@@ -14,7 +14,7 @@ from ..audit import Audit, jsonable
 from ..release import ReleaseResult
 from ..report import fmt, next_steps, pct, pct_ci
 from ._checks_lines import attack_lines, classic_line
-from ._flags import to_flags
+from ._flags import args_to_flags, to_flags
 from ._io import console, err_console
 
 __all__ = ["figures", "print_audit", "summary_json", "verdict"]
@@ -36,23 +36,12 @@ def verdict(satisfied: bool, reasons: list[str], alternatives: list[Any], met: s
     if feasible:
         console.print("Feasible alternatives, strongest privacy first (each was audited so):")
         for alt in feasible:
-            say(f"  - {_flags_of(alt['args'])}: {alt['description']}")
+            say(f"  - {args_to_flags(alt['args'])}: {alt['description']}")
     else:
         console.print("[red]No alternative tried is feasible.[/]")
     for alt in alternatives:
         if not alt["feasible"]:
             say(f"  - tried {alt['description']}")
-
-
-def _flags_of(args: dict[str, Any]) -> str:
-    """An alternative's options as command-line flags (``--epsilon 1.38 --disclosure both``)."""
-    parts = []
-    for name, value in args.items():
-        if value is None or (name == "local" and value) or (name == "max_nodes" and value == 200):
-            continue
-        text = f"{value:.4g}" if isinstance(value, float) else str(value)
-        parts.append(f"`{name}`={text}" if not isinstance(value, bool) else f"`{name}`={value}")
-    return to_flags(" ".join(parts))
 
 
 def figures(title: str, rows: list[tuple[str, str]]) -> None:

@@ -106,8 +106,7 @@ def find_release(
         found.options, found.information_nats, found.held, held_out_tolerance, protection
     )
     alternatives: list[dict[str, Any]] = []
-    if suggest and reasons:
-        # from the margin the search ended with: each alternative's args reproduce it alone
+    if suggest and reasons:  # from the margin the search ended with: args reproduce each alone
         advice = suggest_alternatives(
             space, found.options, folds, held_out_tolerance, rng, frontier=frontier, aim=aim
         )
