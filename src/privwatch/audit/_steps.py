@@ -236,33 +236,48 @@ def propose_release(
     search: ReleaseSearch, curve_epsilon: float
 ) -> tuple[ReleaseResult, float, str]:
     """The smallest epsilon of :data:`PROPOSAL_GRID` (and the tradeoff curve's proposal) whose
-    searched release keeps ``1 - TARGET_LOSS`` of the input's information and is met.
+    searched release is met and keeps ``1 - TARGET_LOSS`` of the input's information.
 
-    Each candidate is searched once without held-out folds (its information), and the first
-    that keeps enough is searched in full (held-out check, margins); the first met is
-    proposed. When none is, the last one searched in full is returned, not met."""
+    Each candidate is searched once without held-out folds (an upper bound on what it keeps);
+    those that keep enough are searched in full (held-out check, margins grown as needed) in
+    increasing order, and the first that is met and still keeps enough is proposed. When none
+    does, the met release that keeps the most is proposed with its share said, or, when none
+    is met, the last one searched, not met."""
     share = 1 - TARGET_LOSS
+    best: ReleaseResult | None = None
     tried: ReleaseResult | None = None
     for eps in sorted({*PROPOSAL_GRID, round(float(curve_epsilon), 4)}):
         quick = search.quick(eps)
         if quick.information_nats < share * quick.information_input_nats:
             continue
-        found = search(eps, suggest=False)
-        tried = found
-        if found.satisfied:
+        tried = search(eps, suggest=False)
+        kept = tried.information_nats / max(tried.information_input_nats, 1e-300)
+        if tried.satisfied and kept >= share:
             return (
-                found,
+                tried,
                 eps,
                 (
-                    f"smallest epsilon whose release keeps at least {share:.0%} of the information "
-                    f"in the observed columns ({found.information_nats:.2f} of "
-                    f"{found.information_input_nats:.2f} nats) and is met, held-out check included"
+                    f"smallest epsilon whose release is met, held-out check included, and keeps at "
+                    f"least {share:.0%} of the information in the observed columns "
+                    f"({tried.information_nats:.2f} of {tried.information_input_nats:.2f} nats)"
                 ),
             )
-    tried = search(max(PROPOSAL_GRID) if tried is None else tried.epsilon)  # with advice
+        if tried.satisfied and (best is None or tried.information_nats > best.information_nats):
+            best = tried
+    if best is not None:
+        kept = best.information_nats / max(best.information_input_nats, 1e-300)
+        return (
+            best,
+            best.epsilon,
+            (
+                f"no epsilon up to {max(PROPOSAL_GRID):g} gives a met release that keeps "
+                f"{share:.0%} of the information; this met release keeps the most ({kept:.0%})"
+            ),
+        )
+    last = search(max(PROPOSAL_GRID) if tried is None else tried.epsilon)  # with advice
     return (
-        tried,
-        tried.epsilon,
+        last,
+        last.epsilon,
         (
             f"no epsilon up to {max(PROPOSAL_GRID):g} gives a release that keeps {share:.0%} "
             "of the information and is met; the largest tried is shown"

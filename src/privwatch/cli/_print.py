@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ..audit import Audit, jsonable
 from ..release import ReleaseResult
-from ..report import fmt, next_steps, pct, pct_ci
+from ..report import checks_note, fmt, next_steps, pct, pct_ci
 from ._checks_lines import attack_lines, classic_line
 from ._flags import args_to_flags, to_flags
 from ._io import console, err_console
@@ -143,7 +143,7 @@ def print_audit(result: Audit, proposed: bool) -> None:
         )
     where = {"memory": "", "engine": f" in {result.engine}", "stream": ", streamed batches"}
     figures(f"privwatch audit{where[result.route]}", rows)
-    for line in [classic_line(result), *attack_lines(result)]:
+    for line in [classic_line(result), *attack_lines(result), checks_note(result)]:
         if line:
             say(line)
     if result.warnings:

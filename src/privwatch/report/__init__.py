@@ -3,7 +3,7 @@
 Renders a :class:`privwatch.audit.Audit` (of any route); makes no decision of its own.
 """
 
-from ._html import next_steps, render_report
+from ._html import checks_note, next_steps, render_report
 from ._schema import SCHEMA
 
 # number words shared with the CLI's printer (re-exported, not part of the audited API)
@@ -26,6 +26,7 @@ __all__ = [
     "RECORD_FILES",
     "SCHEMA",
     "check_writable",
+    "checks_note",
     "leakage_payload",
     "next_steps",
     "render_report",

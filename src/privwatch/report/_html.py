@@ -18,7 +18,7 @@ from ._words import GLOSSARY, MEASURE_NAMES, fmt, pct, pct_ci
 if TYPE_CHECKING:
     from ..audit import Audit
 
-__all__ = ["next_steps", "render_report"]
+__all__ = ["checks_note", "next_steps", "render_report"]
 
 SETTING_NAMES = {
     "epsilon_max": "epsilon cap (with delta)",
@@ -144,7 +144,7 @@ def _attack_rows(attack: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _checks_note(result: Audit) -> str | None:
+def checks_note(result: Audit) -> str | None:
     """One sentence when a met release sits beside failing classic measures or attack."""
     if not result.satisfied:
         return None
@@ -213,7 +213,7 @@ def _findings(result: Audit) -> dict[str, Any] | None:
             }
             for r in found.per_value
         ],
-        "checks_note": _checks_note(result),
+        "checks_note": checks_note(result),
         "held": None,
         "frontier": [
             {
