@@ -32,7 +32,7 @@ def census_like(n: int, seed: int = 0) -> pd.DataFrame:
     g = np.random.default_rng(seed)
     latent = g.normal(size=(n, 3))
     out: dict[str, np.ndarray] = {}
-    for j, (name, k) in enumerate(COLUMNS.items()):
+    for name, k in COLUMNS.items():
         w = g.normal(size=3)
         score = latent @ w + g.normal(scale=1.0, size=n)
         cuts = np.quantile(score, np.sort(g.uniform(0, 1, k - 1)))
@@ -68,7 +68,8 @@ def main() -> None:
     total = time.perf_counter() - t0
     marks = [(m, t - t0) for m, t in steps]
     timing = [
-        (m, (marks[i + 1][1] if i + 1 < len(marks) else total) - s) for i, (m, s) in enumerate(marks)
+        (m, (marks[i + 1][1] if i + 1 < len(marks) else total) - s)
+        for i, (m, s) in enumerate(marks)
     ]
     doc = {
         "n": args.n, "epsilon": args.epsilon, "total_s": total, "count_baseline_s": baseline,

@@ -206,7 +206,6 @@ def _generalisation_kind(tmp: Path) -> SavedKind:
     from privwatch.audit import run
     from privwatch.release import Generalisation
 
-
     g = np.random.default_rng(3)
     s = g.integers(0, 2, 400)
     df = pd.DataFrame(

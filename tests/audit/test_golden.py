@@ -1,8 +1,11 @@
 """Golden outputs of ``privwatch audit``: the audit layer's rebuild (issue 31) changes no output.
 
-The goldens were written by the code of commit e9105e3 (before issue 31) with
-``PYTHONPATH=<that commit>/src .venv/bin/python -m tests.audit._golden``; running the same
-command writes them again after a deliberate change of behaviour (say which in the commit).
+The goldens were first written by the code of commit e9105e3 (before issue 31), and the rebuilt
+audit reproduced them; they were written again after issue 32's deliberate change of the
+verdicts (held-out estimator, margins, per-value table, alternative objects), with
+``.venv/bin/python -m tests.audit._golden`` (``PYTHONPATH=<commit>/src`` for another commit's
+code); running the same command writes them again after a deliberate change of behaviour (say
+which in the commit).
 
 Cases (``tests/audit/_golden.py``; each is ``python -m privwatch audit ... --out DIR -q`` in a
 child process, default seed, its exit status compared too):
@@ -22,17 +25,17 @@ and streamed routes; an engine writes in its scan order, so the row order is not
 
 The rebuilt audit's ``leakage.json`` is read in the goldens' terms first
 (:func:`tests.audit._golden.as_before`: keys the one schema moved, library messages in their
-command-line form, warnings sorted). Normalised away in ``leakage.json``: the top-level ``stamp`` (input name, hash, shape,
-version, date), ``date``, ``privwatch_version``, ``written`` (the output path) and ``seconds``
-when present; ``source`` (the path or glob given) and each path of ``settings.hierarchies``
-are cut to their file names. Every other value is compared exactly, floats included (each
-case gave bit-identical outputs on two runs on one machine; the streamed route trains on the
-CPU). Keys the new code adds beside the golden ones are allowed (issue 31 gives the engine
-routes' ``leakage.json`` the schema's stamp, settings and summary); a golden key that is
-missing or has another value (or type) fails with its path.
+command-line form, warnings sorted). Normalised away in ``leakage.json``: the top-level
+``stamp`` (input name, hash, shape, version, date), ``date``, ``privwatch_version``, ``written``
+(the output path) and ``seconds`` when present; ``source`` (the path or glob given) and each
+path of ``settings.hierarchies`` are cut to their file names. Every other value is compared
+exactly, floats included (each case gave bit-identical outputs on two runs on one machine; the
+streamed route trains on the CPU). Keys the new code adds beside the golden ones are allowed
+(issue 31 gives the engine routes' ``leakage.json`` the schema's stamp, settings and summary); a
+golden key that is missing or has another value (or type) fails with its path.
 
-Runtime: about 25 s on two idle cores (the streamed route 11 s; 95 s at load 11), so not ``slow``.
-"""
+Runtime: about 25 s on two idle cores (the streamed route 11 s; 95 s at load 11), so not
+``slow``."""
 
 from __future__ import annotations
 

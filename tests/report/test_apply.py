@@ -15,7 +15,6 @@ from privwatch.exceptions import TamperedFileError, ValidationError
 from privwatch.report._apply import APPLY_FILES, apply_saved_mechanism
 
 
-
 def _table(n: int = 400, seed: int = 3) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     s = rng.integers(0, 2, n)
