@@ -8,12 +8,14 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import warnings
 from pathlib import Path
 
 import pytest
 
 from privwatch.audit import run
 from privwatch.datasets import COMPAS_BINS, COMPAS_OBSERVED, load_compas
+from privwatch.release import ReleaseNotMetWarning
 from privwatch.report import write_audit
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -63,10 +65,15 @@ def _run(page: Path, profile: Path, *extra: str) -> subprocess.CompletedProcess[
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("audit")
-    with pytest.warns(UserWarning):  # NOT MET on held-out records: raised, and kept in the report
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         result = run(
             source=load_compas(), sensitive="race", observed=COMPAS_OBSERVED, bins=COMPAS_BINS
         )
+    # MET or NOT MET is the held-out estimator's call (issue 32); a release that is not met
+    # warns, and the warning is kept in the report
+    not_met = [w for w in caught if issubclass(w.category, ReleaseNotMetWarning)]
+    assert bool(not_met) == (not result.satisfied)
     write_audit(result, out)
     return out / "report.html"
 
@@ -80,6 +87,9 @@ def test_report_renders_in_chromium(report: Path, tmp_path: Path, width: int) ->
     assert not [ln for ln in console if re.search(r"error|uncaught|failed", ln, re.I)], console
     for section in SECTIONS:
         assert f'id="{section}"' in dom, section
+    # issue 32: the per-value table and the next steps render; no record's values by default
+    assert 'id="per-value"' in dom and 'id="next-steps"' in dom
+    assert 'id="record-level"' not in dom
     assert 'data-images-loaded="2"' in dom  # both inline PNGs decoded
     assert 'data-overflow="no"' in dom  # nothing wider than the window
     drawn = re.search(r"All ([\d,]+) of ([\d,]+) records are drawn", dom)
