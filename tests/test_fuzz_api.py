@@ -39,7 +39,12 @@ from ._fuzz_catalogue import (
 )
 
 #: Case-id prefixes that fail today, in files owned by others (reported in the #19 note).
-KNOWN: dict[str, str] = {}  # e.g. "estimators.lift_intervals[": "estimators/_x.py (owner)"
+KNOWN: dict[str, str] = {  # e.g. "estimators.lift_intervals[": "estimators/_x.py (owner)"
+    "release.per_value[": "release/_protection.py (issue 32 lead): epsilon not validated",
+    "release.table_protection[": "release/_protection.py (issue 32 lead): epsilon not validated",
+    "release.explain_protection[": "release/_protection.py (issue 32 lead): epsilon not validated",
+    "preprocessing.interval_labels[": "preprocessing.py (issue 32 lead): edges not validated",
+}
 
 #: Errors that legitimately name another argument (the bad value is valid but extreme).
 CROSS_ARGUMENT = {
@@ -49,7 +54,8 @@ CROSS_ARGUMENT = {
     "mechanisms.optimal_privacy_mechanism[distance=huge-counts]": "budget",
 }
 
-#: Results where NaN is the documented convention (log-lift outside the support: docs/architecture.md and
+#: Results where NaN is the documented convention (log-lift outside the support:
+#: docs/architecture.md and
 #: ``tests/measures/test_textbook.py::test_support_convention_nan_outside``).
 DOCUMENTED_NAN = {"measures.subset_log_lift[mask=zeros]"}
 
