@@ -10,6 +10,7 @@ fails wrongly with probability at most 1e-6.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -167,3 +168,61 @@ def test_optimal_privacy_mechanism_distortion_promise() -> None:
     u = rng.random(n)
     z = np.minimum((np.cumsum(res.channel()[w], axis=1) < u[:, None]).sum(axis=1), 2)
     assert d[y, z].mean() <= delta + _hoeffding(n, 1.0, ALPHA)
+
+
+@pytest.mark.parametrize(("disclosure", "seed"), [("both", 0), ("positive", 1)])
+def test_release_per_value_promise(disclosure: str, seed: int) -> None:
+    """The release search's promise about each sensitive value (``per_value``, issue 32): in
+    every released cell, the share of each value lies within [belief_min, belief_max]; the
+    bounds are the closed form of lift privacy at the data's shares; a value is protected
+    exactly when its bound is below 1. Exact (in-sample), so no statistical slack."""
+    p = random_joint(3, 12, rng=seed, concentration=0.8)  # p[s, x]
+    rng = np.random.default_rng(seed)
+    n = 3_000
+    cells = rng.choice(p.size, size=n, p=p.ravel())
+    s, x = np.divmod(cells, p.shape[1])
+    frame = pd.DataFrame({"s": [f"v{v}" for v in s], "a": x // 4, "b": x % 4})
+    eps = 0.6
+    from privwatch.release import ReleaseNotMetWarning, find_release
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReleaseNotMetWarning)
+        found = find_release(frame, "s", ["a", "b"], epsilon=eps, disclosure=disclosure, folds=0)
+    assert found.information_nats > 0
+    shares = frame["s"].value_counts(normalize=True)
+    rows = {r["value"]: r for r in found.per_value}
+    assert set(rows) == set(shares.index)
+    for value, r in rows.items():
+        prior = shares[value]
+        assert r["share"] == pytest.approx(prior)
+        top = prior * math.exp(eps)
+        if disclosure == "both":
+            top = min(top, 1 - (1 - prior) * math.exp(-eps))
+            assert r["belief_min"] == pytest.approx(prior * math.exp(-eps))
+        else:
+            assert r["belief_min"] is None
+        assert r["belief_max"] == pytest.approx(min(1.0, top))
+        assert r["protected"] == (top < 1.0)
+    released = found.released[["a", "b"]].astype(str).agg("|".join, axis=1)
+    table = pd.crosstab(released.to_numpy(), frame["s"].to_numpy(), normalize="index")
+    for value, r in rows.items():
+        assert (table[value] <= r["belief_max"] + 1e-9).all(), value
+        if r["belief_min"] is not None:
+            assert (table[value] >= r["belief_min"] - 1e-9).all(), value
+
+
+def test_a_guarantee_that_protects_nobody_is_never_met() -> None:
+    """One-sided lift privacy with p(s) e^epsilon >= 1 for every value bounds no belief below
+    certainty: such a release is never met, whatever its held-out figures (issue 32)."""
+    from privwatch.release import ReleaseNotMetWarning, find_release
+
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame(
+        {"s": rng.choice(["a", "b"], 600, p=[0.6, 0.4]), "x": rng.integers(0, 4, 600)}
+    )
+    with pytest.warns(ReleaseNotMetWarning, match="protects no"):
+        found = find_release(frame, "s", ["x"], epsilon=1.5, disclosure="positive", folds=3)
+    assert min(r["share"] for r in found.per_value) * math.exp(1.5) >= 1  # the premise
+    assert found.information_nats > 0  # it keeps information: the protection is why
+    assert not found.satisfied and not any(r["protected"] for r in found.per_value)
+    assert all(r["belief_max"] == 1.0 for r in found.per_value)

@@ -6,6 +6,11 @@ released by ``report.apply_mechanism(report.load_mechanism(...), batch)``.
 Run from a checkout of that commit (``git archive e9105e3 src | tar -x -C OLD``)::
 
     PYTHONPATH=OLD/src python tests/release/data/make_generalisation_v1.py tests/release/data
+
+The old API (``privwatch.report.audit``, ``save_mechanism``, ``apply_mechanism``,
+``load_mechanism``) is imported inside :func:`main` only: pytest imports every module under
+``tests/`` to collect its doctests (``--doctest-modules``), and today's privwatch no longer has
+those names, so an import at the top failed the collection of the whole suite.
 """
 
 from __future__ import annotations
@@ -16,8 +21,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-from privwatch.report import apply_mechanism, audit, load_mechanism, save_mechanism
 
 
 def fit_table() -> pd.DataFrame:
@@ -45,6 +48,13 @@ def batch_table() -> pd.DataFrame:
 
 
 def main(out: Path) -> None:
+    from privwatch.report import (  # type: ignore[attr-defined]  # the API of e9105e3
+        apply_mechanism,
+        audit,
+        load_mechanism,
+        save_mechanism,
+    )
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = audit(
