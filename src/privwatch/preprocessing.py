@@ -103,7 +103,23 @@ def interval_labels(edges: NDArray[np.float64] | Sequence[float]) -> list[str]:
     >>> interval_labels([25, 45])
     ['<25', '[25, 45)', '>=45']
     """
-    edges = np.asarray(edges, dtype=float)
+    try:
+        if np.iscomplexobj(edges):
+            raise TypeError
+        edges = np.asarray(edges, dtype=float)
+    except (TypeError, ValueError):
+        raise ValidationError(
+            f"`edges` must be increasing finite cut points; got {edges!r}."
+        ) from None
+    if (
+        edges.ndim != 1
+        or edges.size == 0
+        or not np.isfinite(edges).all()
+        or (np.diff(edges) <= 0).any()
+    ):
+        raise ValidationError(
+            f"`edges` must be a non-empty 1-D array of increasing finite cut points; got {edges!r}."
+        )
     labels = [f"<{_fmt(edges[0])}"]
     labels += [f"[{_fmt(a)}, {_fmt(b)})" for a, b in itertools.pairwise(edges)]
     labels.append(f">={_fmt(edges[-1])}")

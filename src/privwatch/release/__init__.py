@@ -20,7 +20,7 @@ from ._generalisation import (
 )
 from ._heldout import HeldOut
 from ._hierarchy import SUPPRESSED, Hierarchy, as_text, auto_hierarchy, parse_hierarchy_specs
-from ._protection import explain_protection, per_value, table_protection
+from ._protection import explain_protection, per_value
 
 __all__: list[str] = [
     "CLASSIC_THRESHOLDS",
@@ -47,6 +47,5 @@ __all__: list[str] = [
     "load_mechanism",
     "parse_hierarchy_specs",
     "per_value",
-    "table_protection",
     "wilson_interval",
 ]

@@ -326,7 +326,8 @@ def nested_intervals(
     if missing_label is not None:
         levels = [(*row, missing_label) for row in levels]
     levels.append(tuple(SUPPRESSED for _ in levels[0]))
-    origin = f"automatic: {len(levels[0])} nested quantile intervals"
+    n_intervals = len(levels[0]) - (missing_label is not None)
+    origin = f"automatic: {n_intervals} nested quantile intervals"
     return [float(e) for e in finest], Hierarchy(column, levels[0], tuple(levels), origin)
 
 

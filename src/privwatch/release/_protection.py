@@ -21,9 +21,30 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._cells import CountTable
+from .._validation import check_nonnegative
+from ..exceptions import ValidationError
+from ._cells import DISCLOSURES, CountTable
 
 __all__ = ["explain_protection", "per_value", "table_protection", "unprotected"]
+
+#: Beyond this epsilon (nats) every bound is already 1 or 0 to double precision.
+MAX_EPSILON = 700.0
+
+
+def _checked(epsilon: Any, disclosure: Any) -> float:
+    eps = check_nonnegative(epsilon, "epsilon")
+    if disclosure not in DISCLOSURES:
+        raise ValidationError(f"`disclosure` must be one of {DISCLOSURES}; got {disclosure!r}.")
+    return min(eps, MAX_EPSILON)
+
+
+def _pct(x: float) -> str:
+    """A belief as a percentage that never rounds a bound to 0 % or 100 % it does not reach."""
+    for digits in (0, 1, 2, 3):
+        text = f"{x:.{digits}%}"
+        if (x <= 0 or text != f"{0:.{digits}%}") and (x >= 1 or text != f"{1:.{digits}%}"):
+            return text
+    return f"{x:.4%}"
 
 
 def per_value(shares: pd.Series, epsilon: float, disclosure: str) -> list[dict[str, Any]]:
@@ -37,6 +58,7 @@ def per_value(shares: pd.Series, epsilon: float, disclosure: str) -> list[dict[s
     >>> [(r["value"], round(r["belief_max"], 3), r["protected"]) for r in rows]
     [('a', 1.0, False), ('b', 1.0, False)]
     """
+    epsilon = _checked(epsilon, disclosure)
     out = []
     grow, shrink = math.exp(epsilon), math.exp(-epsilon)
     for value, share in shares.items():
@@ -60,6 +82,7 @@ def table_protection(table: CountTable, epsilon: float, disclosure: str) -> list
     """:func:`per_value` of each sensitive attribute of a count table (``attribute`` names it;
     with several attributes their joint tuple ``a|b``, named ``a+b``, comes first), the shares
     being the table's (all folds)."""
+    _checked(epsilon, disclosure)
     shares = table.total().sum(0)
     groups = [("+".join(table.sensitive), ["|".join(v) for v in table.sensitive_values], shares)]
     if len(table.sensitive) > 1:
@@ -83,15 +106,16 @@ def explain_protection(
 ) -> str:
     """What the guarantee means for one person: the value whose belief can grow the most (in
     percentage points), and every value left unprotected."""
+    _checked(epsilon, disclosure)
     kind = "two-sided" if disclosure == "both" else "one-sided"
     worst = max(rows, key=lambda r: (r["belief_max"] - r["share"], -r["share"]))
     text = (
         f"Seeing a released record, an adversary's belief that the person's {name} is "
-        f"{worst['value']} can grow from {worst['share']:.0%} (its share in the data) to at most "
-        f"{worst['belief_max']:.0%}"
+        f"{worst['value']} can grow from {_pct(worst['share'])} (its share in the data) to at "
+        f"most {_pct(worst['belief_max'])}"
     )
     if worst["belief_min"] is not None:
-        text += f", and shrink to no less than {worst['belief_min']:.0%}"
+        text += f", and shrink to no less than {_pct(worst['belief_min'])}"
     text += f" (epsilon = {epsilon:.3g} nats, {kind} lift privacy)."
     lost = unprotected(rows)
     if len(lost) == len(rows):

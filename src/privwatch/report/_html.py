@@ -144,6 +144,11 @@ def _attack_rows(attack: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def _measure(key: str) -> str:
+    """A classic measure's name as the report's tables write it."""
+    return MEASURE_NAMES.get(key, (key.replace("_", " "), "", ""))[0]
+
+
 def checks_note(result: Audit) -> str | None:
     """One sentence when a met release sits beside failing classic measures or attack."""
     if not result.satisfied:
@@ -151,9 +156,9 @@ def checks_note(result: Audit) -> str | None:
     classic = (result.leakage.get("classic") or {}).get("release")
     fails = []
     if classic:
-        fails += [k for k, v in classic["table"].items() if not v["passes"]]
+        fails += [_measure(k) for k, v in classic["table"].items() if not v["passes"]]
         for block in classic["sensitive"].values():
-            fails += [k for k, v in block["measures"].items() if not v["passes"]]
+            fails += [_measure(k) for k, v in block["measures"].items() if not v["passes"]]
     attack = (result.leakage.get("attack") or {}).get("attributes", {})
     fails += [f"attack on {k}" for k, v in attack.items() if not v["passes"]]
     if not fails:
@@ -235,7 +240,7 @@ def _findings(result: Audit) -> dict[str, Any] | None:
             "breach": pct(held.breach_probability, (hi - lo) / 2),
             "breach_ci": pct_ci(lo, hi),
             "breach_plugin": pct(held.breach_probability_plugin),
-            "ok": lo <= result.settings.get("held_out_tolerance", 0.05),
+            "ok": hi <= result.settings.get("held_out_tolerance", 0.05),
             "tolerance": pct(result.settings.get("held_out_tolerance", 0.05)),
         }
     return out
