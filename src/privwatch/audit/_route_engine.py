@@ -225,7 +225,7 @@ class EngineRoute(Route):
             "max_suppressed": spec.max_suppressed, "folds": spec.folds, "useful": spec.useful,
             "local_recoding": spec.local, "held_out_tolerance": spec.held_out_tolerance,
             "confidence": spec.confidence, "min_class_size": spec.min_class_size,
-            "checks": spec.checks,
+            "max_nodes": spec.max_nodes, "checks": spec.checks,
             "report_records": spec.report_records, "engine": self.engine, "table": spec.table,
         }  # fmt: skip
         missing = {k: int(v) for k, v in c.counts.attrs["missing"].items()}

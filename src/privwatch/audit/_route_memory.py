@@ -255,6 +255,6 @@ def _options(m: _Measured, epsilon: float) -> dict[str, Any]:
         "disclosure": s.disclosure, "max_suppressed": s.max_suppressed, "folds": s.folds,
         "useful": s.useful, "local_recoding": s.local,
         "held_out_tolerance": s.held_out_tolerance, "confidence": s.confidence,
-        "min_class_size": s.min_class_size,
+        "min_class_size": s.min_class_size, "max_nodes": s.max_nodes,
         "checks": s.checks, "report_records": s.report_records,
     }  # fmt: skip

@@ -56,12 +56,21 @@ def to_flags(message: str) -> str:
     return _NAME.sub(_replace, message)
 
 
+#: Option values that need no flag (the command line's defaults).
+DEFAULTS = {"local": True, "max_nodes": 200, "min_class_size": 1, "max_suppressed": 0.05}
+
+
 def args_to_flags(args: dict[str, Any]) -> str:
-    """An alternative's options as command-line flags (``--epsilon 1.38 --disclosure both``)."""
+    """An alternative's options as command-line flags, defaults left out
+    (``--epsilon 1.38 --disclosure both --confidence 0.9``)."""
     parts = []
     for name, value in args.items():
-        if value is None or (name == "local" and value) or (name == "max_nodes" and value == 200):
+        if value is None or DEFAULTS.get(name, object()) == value:
             continue
-        text = f"{value:.4g}" if isinstance(value, float) else str(value)
-        parts.append(f"`{name}`={text}" if not isinstance(value, bool) else f"`{name}`={value}")
+        if isinstance(value, bool):
+            parts.append(f"`{name}`={value}")
+        else:
+            parts.append(
+                f"`{name}`={value:.4g}" if isinstance(value, float) else f"`{name}`={value}"
+            )
     return to_flags(" ".join(parts))

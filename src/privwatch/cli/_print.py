@@ -36,7 +36,7 @@ def verdict(satisfied: bool, reasons: list[str], alternatives: list[Any], met: s
     if feasible:
         console.print("Feasible alternatives, strongest privacy first (each was audited so):")
         for alt in feasible:
-            say(f"  - {args_to_flags(alt['args'])}: {alt['description']}")
+            say(f"  - {args_to_flags(alt['args'])}: {alt['description'].split(': ', 1)[-1]}")
     else:
         console.print("[red]No alternative tried is feasible.[/]")
     for alt in alternatives:

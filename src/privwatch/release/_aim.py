@@ -37,10 +37,13 @@ class Searched(NamedTuple):
 
 
 def _search(space: ReleaseSpace, options: SearchOptions, folds: int, rng: int) -> Searched:
+    """One search; a release that keeps nothing (every record '*') is not checked on held-out
+    records: it discloses nothing, and it is not met anyway."""
     fitter = Fitter(space, options)
     fit = fitter.fit(space.table.total())
-    held = fitter.held_out(rng) if folds >= 2 else None
-    return Searched(options, fitter, fit, held, kept_information(space, fit.plan))
+    kept = kept_information(space, fit.plan)
+    held = fitter.held_out(rng) if folds >= 2 and kept > NOTHING_KEPT else None
+    return Searched(options, fitter, fit, held, kept)
 
 
 def search_to_pass(
@@ -54,7 +57,7 @@ def search_to_pass(
     """The release at ``options``, with the margin grown until its held-out check passes
     (``aim``; see the module docstring)."""
     found = _search(space, options, folds, rng)
-    if not aim or found.held is None:
+    if not aim or found.held is None:  # no folds, or a release that keeps nothing
         return found
     for level in MARGINS:
         if not held_out_fails(found.held, tolerance) or found.information_nats <= NOTHING_KEPT:

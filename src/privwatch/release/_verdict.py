@@ -69,7 +69,7 @@ def not_met_reasons(
             "adversary to become certain of it (use `disclosure`='both', or a smaller epsilon)"
         )
     verdict = held_out_verdict(held, tolerance)
-    if held is not None and verdict != "met":
+    if held is not None and verdict != "met" and information_nats > NOTHING_KEPT:
         lo, hi = held.breach_probability_ci
         figure = (
             f"on records the release was not fitted on, an estimated "

@@ -56,7 +56,10 @@ def _setting(value: Any) -> str:
 
 def _args(args: dict[str, Any], base: dict[str, Any]) -> str:
     """The options an alternative changes from the audit's own, as `name`=value."""
-    changed = {k: v for k, v in args.items() if base.get(k) != v}
+    own = {**base, "local": base.get("local_recoding", True)}
+    own.setdefault("max_nodes", 200)
+    own.setdefault("min_class_size", 1)
+    changed = {k: v for k, v in args.items() if own.get(k) != v}
     return " ".join(f"`{k}`={v:.4g}" if isinstance(v, float) else f"`{k}`={v!r}"
                     for k, v in changed.items())  # fmt: skip
 
