@@ -24,6 +24,7 @@ from ._flags import to_flags
 from ._io import console, fail, load_config
 from ._print import print_audit, summary_json
 from ._progress import progress
+from ._signals import Terminated, sigterm_raises
 
 __all__ = ["audit_command", "spec_from_options"]
 
@@ -129,7 +130,11 @@ def audit_command(
     created = not Path(o["out"]).exists()
     talk = not (o["quiet"] or o["as_json"])
     try:
-        result, written, target = _audit(o, talk)
+        with sigterm_raises():
+            result, written, target = _audit(o, talk)
+    except (Terminated, KeyboardInterrupt):
+        _remove_if_empty(Path(o["out"]), created)
+        raise typer.Exit(130) from None
     except (PrivwatchError, OSError) as exc:
         _remove_if_empty(Path(o["out"]), created)
         if isinstance(exc, PrivwatchError):

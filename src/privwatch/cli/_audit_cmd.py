@@ -11,6 +11,7 @@ import typer
 from ..exceptions import PrivwatchError
 from ..report._apply import apply_saved_mechanism
 from ._io import console, fail
+from ._signals import Terminated, sigterm_raises
 
 
 def apply_command(
@@ -29,9 +30,12 @@ def apply_command(
 ) -> None:
     """Release new records through a fitted generalisation (values never seen: '*')."""
     try:
-        batch = apply_saved_mechanism(
-            mechanism, data, out, overwrite=overwrite, sep=sep, encoding=encoding
-        )
+        with sigterm_raises():
+            batch = apply_saved_mechanism(
+                mechanism, data, out, overwrite=overwrite, sep=sep, encoding=encoding
+            )
+    except (Terminated, KeyboardInterrupt):
+        raise typer.Exit(130) from None
     except PrivwatchError as exc:
         fail(str(exc))
         return

@@ -88,26 +88,6 @@ def leakage_payload(result: Audit) -> dict[str, Any]:
     return result.to_dict()
 
 
-class _Terminated(BaseException):
-    """SIGTERM turned into an exception, so that ``finally`` blocks clean up."""
-
-
-@contextlib.contextmanager
-def _sigterm_raises() -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        raise _Terminated(f"terminated by signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
     """Hold SIGINT and SIGTERM while the outputs are moved in (delivered right after)."""
@@ -126,19 +106,19 @@ def _signals_held() -> Iterator[None]:
 def staged_files(out: Path, names: tuple[str, ...]) -> Iterator[Path]:
     """A hidden staging folder inside ``out`` to write ``names`` into; when the block ends
     normally they are moved into ``out`` in that order (stale copies removed first), with
-    SIGINT and SIGTERM held during the move. An interruption (SIGINT, or SIGTERM turned into an
-    exception) or a failure removes the staging folder, so nothing half-written survives."""
-    with _sigterm_raises():
-        staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
-        try:
-            yield staging
-            with _signals_held():
-                for name in names:
-                    (out / name).unlink(missing_ok=True)
-                for name in names:
-                    os.replace(staging / name, out / name)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+    SIGINT and SIGTERM held during the move. Any exception (a failure, KeyboardInterrupt, or a
+    SIGTERM the caller turned into one, as the command line does) removes the staging folder,
+    so nothing half-written survives. No signal handler is installed here."""
+    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
+    try:
+        yield staging
+        with _signals_held():
+            for name in names:
+                (out / name).unlink(missing_ok=True)
+            for name in names:
+                os.replace(staging / name, out / name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _plots(result: Audit, folder: Path) -> None:
