@@ -13,14 +13,13 @@ import pytest
 import privwatch as pw
 
 
-def _table(n: int = 3000, seed: int = 4) -> pd.DataFrame:
+def _table(n: int = 600, seed: int = 3) -> pd.DataFrame:
     g = np.random.default_rng(seed)
-    a = g.integers(0, 6, n)
-    b = g.choice(list("pqrs"), n)
-    c = g.integers(0, 3, n)
-    logit = 0.45 * a - 1.2 + (b == "p") * 0.9
-    s = np.where(g.random(n) < 1 / (1 + np.exp(-logit)), "yes", "no")
-    return pd.DataFrame({"a": a, "b": b, "c": c, "s": s})
+    df = pd.DataFrame({"a": g.integers(0, 6, n), "b": g.choice(list("pqrs"), n),
+                       "c": g.integers(0, 3, n)})  # fmt: skip
+    logit = 0.6 * df["a"] - 1.5 + (df["b"] == "p") * 1.2
+    df["s"] = np.where(g.random(n) < 1 / (1 + np.exp(-logit)), "yes", "no")
+    return df
 
 
 def _run(df: pd.DataFrame, **options: Any) -> pw.audit.Audit:
@@ -29,10 +28,10 @@ def _run(df: pd.DataFrame, **options: Any) -> pw.audit.Audit:
         return pw.audit.run(source=df, sensitive="s", checks=False, **options)
 
 
-@pytest.mark.slow
-def test_a_feasible_alternative_followed_gives_met() -> None:
+@pytest.mark.parametrize("epsilon", [0.1, 0.15])
+def test_a_feasible_alternative_followed_gives_met(epsilon: float) -> None:
     df = _table()
-    first = _run(df, epsilon=0.08)
+    first = _run(df, epsilon=epsilon)  # two-sided at this epsilon keeps nothing: NOT MET
     assert not first.satisfied and first.reasons
     feasible = [a for a in first.alternatives if a["feasible"]]
     assert feasible, [a["description"] for a in first.alternatives]
@@ -48,7 +47,7 @@ def test_a_feasible_alternative_followed_gives_met() -> None:
 
 
 def test_one_sided_protecting_nobody_is_never_met() -> None:
-    df = _table(1000)
+    df = _table(1000, seed=4)
     # p(yes), p(no) are near 1/2: at epsilon 0.9 one-sided, p e^eps >= 1 for both values
     result = _run(df, epsilon=0.9, disclosure="positive", folds=0)
     per_value = result.leakage["guarantee"]["per_value"]

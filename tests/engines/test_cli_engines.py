@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from privwatch.cli import app
+from privwatch.report import COMMON_FILES
 
 runner = CliRunner()
 OBS = ["a", "b", "c"]
@@ -84,7 +85,8 @@ def test_parquet_glob_in_the_engine_releases_like_the_in_memory_audit(
         ).getOrCreate()
     doc = _audit(str(d / "part-*.parquet"), "--engine", engine, "--out", str(tmp_path))
     assert doc["engine"] == engine and doc["n_records"] == len(df)
-    assert doc["files"] == ["leakage.json", "release.parquet"]
+    # every route writes the common files (report included), the engine its labelled records
+    assert doc["files"] == [*COMMON_FILES, "release.parquet"]
     labelled = pd.read_parquet(tmp_path / "release.parquet")  # in the engine's scan order
     assert sorted(labelled["privwatch_row"]) == list(range(len(df)))  # every record once
     labelled = labelled.sort_values("privwatch_row").reset_index(drop=True)
@@ -162,8 +164,8 @@ def test_credentials_are_never_echoed(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["--engine", "duckdb", "--bins", "b=2"], "--bins needs the records in memory"),
-        (["--engine", "oracle"], "`engine` must be one of"),
-        (["--engine", "duckdb", "--missing", "category"], "`missing` must be 'error' or 'drop'"),
+        (["--engine", "oracle"], "--engine must be one of"),
+        (["--engine", "duckdb", "--missing", "category"], "--missing must be 'error' or 'drop'"),
     ],
 )
 def test_engine_route_errors(

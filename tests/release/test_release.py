@@ -221,6 +221,7 @@ def test_confidence_margin_trades_information_for_held_out_safety() -> None:
         "frontier_epsilons": [],
         "suggest": False,
         "rng": 1,
+        "aim": False,  # the plain release as searched, no margin grown for it
     }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ReleaseNotMetWarning)

@@ -6,11 +6,9 @@ import warnings
 
 import numpy as np
 import pandas as pd
-import pytest
 
-from privwatch.release import ReleaseNotMetWarning, _heldout, find_release
+from privwatch.release import ReleaseNotMetWarning, find_release
 from privwatch.release._cells import LiftBox
-from privwatch.release._heldout import HeldOut
 
 
 def _worst_by_projection(box: LiftBox, cells: np.ndarray) -> np.ndarray:
@@ -66,29 +64,3 @@ def test_a_finest_valid_release_is_kept_and_its_local_value_is_the_bound() -> No
     assert r.information_nats == r.information_global_nats == r.information_local_nats
     assert abs(r.information_nats - entropy) < 1e-12
     assert r.held_out is not None and r.held_out.n_records == len(df)
-
-
-def test_chunked_held_out_draws_do_not_depend_on_the_number_of_threads(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # small chunks force many chunks, each with its own child generator: one thread and four
-    # threads must give the same figures; one big chunk draws from the rng itself (another
-    # stream) and must agree within Monte Carlo noise
-    df = _independent(20_000, 1)
-
-    def held_out(chunk: int, threads: int) -> HeldOut:
-        monkeypatch.setattr(_heldout, "_CHUNK_VARIATES", chunk)
-        monkeypatch.setattr(_heldout, "_MAX_THREADS", threads)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ReleaseNotMetWarning)
-            r = find_release(df, "s", ["a", "b"], epsilon=0.3, folds=5, frontier_epsilons=[])
-        assert r.held_out is not None
-        return r.held_out
-
-    one, four = held_out(2_000, 1), held_out(2_000, 4)
-    assert one == four
-    whole = held_out(20_000_000, 4)
-    assert whole != one
-    spread = max(one.breach_probability_ci[1] - one.breach_probability_ci[0], 1e-3)
-    assert abs(whole.breach_probability - one.breach_probability) < spread
-    assert whole.breach_probability_plugin == one.breach_probability_plugin

@@ -54,9 +54,9 @@ def test_held_out_alternatives_are_the_releases_at_their_settings(options: dict[
     kw: dict[str, Any] = {
         "hierarchies": hier, "folds": 4, "rng": 1, "frontier_epsilons": [], "aim": False,
     }  # fmt: skip
-    r = _release(df, epsilon=0.4, **kw, **options)
-    plain = _release(df, epsilon=0.4, **kw)
-    assert not r.satisfied and r.held_out is not None  # not met: advice given
+    r = _release(df, epsilon=0.15, **kw, **options)
+    plain = _release(df, epsilon=0.15, **kw)
+    assert not r.satisfied  # not met: advice given
     assert r.alternatives
     # the options change the advice on this table (so the comparison below can fail)
     assert r.alternatives != plain.alternatives
@@ -65,7 +65,10 @@ def test_held_out_alternatives_are_the_releases_at_their_settings(options: dict[
             assert alt["args"][name] == value
         followed = _follow(df, alt, **kw)
         assert followed.information_nats == alt["information_nats"]
-        assert followed.held_out is not None and alt["held_out"] is not None
+        if alt["held_out"] is None:  # a release that keeps nothing is not checked
+            assert followed.held_out is None and followed.information_nats == 0.0
+            continue
+        assert followed.held_out is not None
         assert followed.held_out.breach_probability == alt["held_out"]["estimate"]
         assert list(followed.held_out.breach_probability_ci) == alt["held_out"]["interval"]
         assert followed.satisfied == alt["feasible"] or alt["unprotected"]
