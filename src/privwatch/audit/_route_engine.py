@@ -28,7 +28,7 @@ from ._result import Audit
 from ._route import Route, Step
 from ._spec import AuditSpec
 from ._stamp import make_stamp
-from ._steps import TARGET_LOSS, ReleaseSearch, search_release, settings_record
+from ._steps import TARGET_LOSS, ReleaseSearch, search_release, spec_settings
 
 __all__ = ["RECORDS_FILE", "EngineRoute", "propose_epsilon", "public_source"]
 
@@ -217,17 +217,6 @@ class EngineRoute(Route):
             "flagged_probability": float(weight[flagged].sum() / weight.sum()),
         }
         n = int(weight.sum())
-        options = {
-            "sensitive": sens, "observed": c.observed, "epsilon": d.epsilon,
-            "delta": None, "epsilon_max": spec.epsilon_max, "estimator": spec.estimator,
-            "missing": spec.missing, "force": spec.force, "max_levels": spec.max_levels,
-            "rng": spec.seed, "disclosure": spec.disclosure,
-            "max_suppressed": spec.max_suppressed, "folds": spec.folds, "useful": spec.useful,
-            "local_recoding": spec.local, "held_out_tolerance": spec.held_out_tolerance,
-            "confidence": spec.confidence, "min_class_size": spec.min_class_size,
-            "max_nodes": spec.max_nodes, "checks": spec.checks,
-            "report_records": spec.report_records, "engine": self.engine, "table": spec.table,
-        }  # fmt: skip
         missing = {k: int(v) for k, v in c.counts.attrs["missing"].items()}
         summary = {
             "n_records": n, "n_input": n + sum(missing.values()) if spec.missing == "drop" else n,
@@ -241,7 +230,9 @@ class EngineRoute(Route):
         stamp["input_name"] = public_source(source)
         return Audit(
             route=self.name, engine=c.engine, route_reason=c.engine_reason,
-            settings=settings_record(options, None, spec.hierarchies), summary=summary,
+            settings=spec_settings(spec, sens, c.observed, d.epsilon, engine=self.engine,
+                                   table=spec.table),
+            summary=summary,
             epsilon=d.epsilon, epsilon_reason=d.reason,
             leakage=stable_leakage(leakage, utility), stamp=stamp, tradeoff=d.curve,
             risk=found.records["risk"].to_numpy(dtype=np.float64), risk_weight=weight,

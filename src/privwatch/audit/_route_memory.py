@@ -36,7 +36,7 @@ from ._steps import (
     joint_sensitive,
     resolve_estimator,
     search_release,
-    settings_record,
+    spec_settings,
     tradeoff_curve,
     watchdog_release,
 )
@@ -185,7 +185,7 @@ class MemoryRoute(Route):
         sens_cols = list(m.components) if m.components else [m.sensitive]
         if m.spec.checks and m.plugin:
             self._checks(d, sens_cols, step)
-        settings = settings_record(_options(m, d.epsilon), m.spec.bins, m.spec.hierarchies)
+        settings = spec_settings(m.spec, _sensitive(m), m.cols, d.epsilon, bins=m.spec.bins)
         return Audit(
             route=self.name,
             engine=self.engine,
@@ -244,17 +244,3 @@ def _summary(m: _Measured, d: _Decided) -> dict[str, Any]:
 def _sensitive(m: _Measured) -> str | list[str]:
     """The sensitive column, or the list of them when several are scored jointly."""
     return list(m.components) if m.components else m.sensitive
-
-
-def _options(m: _Measured, epsilon: float) -> dict[str, Any]:
-    s = m.spec
-    return {
-        "sensitive": _sensitive(m), "observed": m.cols, "epsilon": epsilon, "delta": s.delta,
-        "epsilon_max": s.epsilon_max, "estimator": s.estimator, "missing": s.missing,
-        "force": s.force, "max_levels": s.max_levels, "rng": s.seed,
-        "disclosure": s.disclosure, "max_suppressed": s.max_suppressed, "folds": s.folds,
-        "useful": s.useful, "local_recoding": s.local,
-        "held_out_tolerance": s.held_out_tolerance, "confidence": s.confidence,
-        "min_class_size": s.min_class_size, "max_nodes": s.max_nodes,
-        "checks": s.checks, "report_records": s.report_records,
-    }  # fmt: skip

@@ -32,7 +32,7 @@ from ._result import Audit
 from ._route import Route, Step
 from ._spec import AuditSpec
 from ._stamp import make_stamp
-from ._steps import settings_record
+from ._steps import spec_settings
 
 __all__ = ["STREAM_ESTIMATORS", "StreamRoute"]
 
@@ -157,12 +157,6 @@ class StreamRoute(Route):
             "before": {"mutual_information_estimate": sc.own_log_lift / n},
         }
         sens, obs = str(spec.sensitive[0]), list(spec.observed or ())  # type: ignore[index]
-        options = {
-            "sensitive": sens, "observed": obs, "epsilon": eps, "delta": None,
-            "epsilon_max": spec.epsilon_max, "estimator": spec.estimator, "missing": spec.missing,
-            "force": spec.force, "max_levels": spec.max_levels, "rng": spec.seed,
-            "folds": spec.folds, "checks": False, "report_records": spec.report_records,
-        }  # fmt: skip
         summary = {
             "n_records": n, "n_input": n, "n_dropped_missing": 0, "sensitive": sens,
             "observed": obs, "n_flagged": int(sc.flagged.sum()),
@@ -173,7 +167,8 @@ class StreamRoute(Route):
         risk = np.concatenate(sc.risk) if sc.risk else np.zeros(0)
         return Audit(
             route=self.name, engine="stream", route_reason=self.reason,
-            settings=settings_record(options, None, None), summary=summary, epsilon=eps,
+            settings=spec_settings(spec, sens, obs, eps, search=False), summary=summary,
+            epsilon=eps,
             epsilon_reason="given by the user",
             leakage=stable_leakage(leakage, {"flagged_probability": float(sc.flagged.sum() / n)}),
             stamp=stamp, risk=risk, risk_weight=np.ones(len(risk)), written=str(path),

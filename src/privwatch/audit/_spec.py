@@ -22,7 +22,7 @@ from ..preprocessing import DEFAULT_MAX_LEVELS, BinSpec, parse_bins
 from ..release import Hierarchy, parse_hierarchy_specs
 from ._prepare import MISSING_POLICIES
 
-__all__ = ["DISCLOSURES", "ENGINES", "ESTIMATORS", "AuditSpec"]
+__all__ = ["DISCLOSURES", "ENGINES", "ESTIMATORS", "AuditSpec", "read_config"]
 
 #: Names of the log-lift estimators an audit can use (``plugin``: exact counts).
 ESTIMATORS = ("plugin", "classifier", "dv", "auto", *(c for c in CANDIDATES if c != "dv"))
@@ -176,15 +176,7 @@ class AuditSpec:
     @classmethod
     def from_toml(cls, path: str | Path, **overrides: Any) -> AuditSpec:
         """Read ``audit.toml`` (its ``[audit]`` table, or the top level); ``overrides`` win."""
-        try:
-            raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise ValidationError(
-                f"`config` must be a readable TOML file; got {str(path)!r} ({exc})."
-            ) from None
-        table = raw.get("audit", raw) if isinstance(raw.get("audit"), dict) else raw
-        options = {k.replace("-", "_"): v for k, v in table.items()}
-        return cls.from_options({**options, **overrides})
+        return cls.from_options({**read_config(path), **overrides})
 
     def replace(self, **changes: Any) -> AuditSpec:
         """A copy with ``changes`` (validated again)."""
@@ -210,6 +202,19 @@ class AuditSpec:
             "max_nodes": self.max_nodes,
             "min_class_size": self.min_class_size,
         }
+
+
+def read_config(path: str | Path) -> dict[str, Any]:
+    """The options of an ``audit.toml`` file: its ``[audit]`` table, or the top level, with
+    ``max-suppressed`` spelt ``max_suppressed``."""
+    try:
+        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ValidationError(
+            f"`config` must be a readable TOML file; got {str(path)!r} ({exc})."
+        ) from None
+    table = raw.get("audit", raw) if isinstance(raw.get("audit"), dict) else raw
+    return {k.replace("-", "_"): v for k, v in table.items()}
 
 
 _NULLABLE = {

@@ -178,14 +178,7 @@ class ReleaseSearch:
 
     def quick(self, eps: float) -> ReleaseResult:
         """The release at ``eps`` on all records, no held-out check, frontier or advice."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", PrivacyWarning)
-            warnings.simplefilter("ignore", ReleaseNotMetWarning)
-            return find_release(
-                self.source, self.sensitive, self.cols, epsilon=eps, folds=0,
-                frontier_epsilons=[], suggest=False, rng=self.spec.seed,
-                counts_column=self.counts_column, **self.spec.search_options(),
-            )  # fmt: skip
+        return self._find(self.source, eps, folds=0, frontier=[], suggest=False)
 
     def __call__(
         self,
@@ -194,21 +187,31 @@ class ReleaseSearch:
         data: pd.DataFrame | None = None,
         suggest: bool | None = None,
     ) -> ReleaseResult:
+        return self._find(
+            self.source if data is None else data,
+            eps,
+            folds=self.spec.folds if data is None else 0,
+            frontier=None if final else [],
+            suggest=final if suggest is None else suggest,
+        )
+
+    def _find(
+        self,
+        data: pd.DataFrame,
+        eps: float,
+        *,
+        folds: int,
+        frontier: list[float] | None,
+        suggest: bool,
+    ) -> ReleaseResult:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyWarning)
             warnings.simplefilter("ignore", ReleaseNotMetWarning)
             return find_release(
-                self.source if data is None else data,
-                self.sensitive,
-                self.cols,
-                epsilon=eps,
-                folds=self.spec.folds if data is None else 0,
-                frontier_epsilons=None if final else [],
-                suggest=final if suggest is None else suggest,
-                rng=self.spec.seed,
-                counts_column=self.counts_column,
-                **self.spec.search_options(),
-            )
+                data, self.sensitive, self.cols, epsilon=eps, folds=folds,
+                frontier_epsilons=frontier, suggest=suggest, rng=self.spec.seed,
+                counts_column=self.counts_column, **self.spec.search_options(),
+            )  # fmt: skip
 
 
 #: Epsilons the proposal tries (with the tradeoff curve's own proposal), smallest first.
@@ -297,6 +300,38 @@ def adopt_search(
     for c in found.records.columns:
         score_frame[c] = found.records[c].to_numpy()
     return release, score_frame, found.records["flagged"].to_numpy()
+
+
+def spec_settings(
+    spec: AuditSpec,
+    sensitive: Any,
+    observed: list[str],
+    epsilon: float,
+    *,
+    search: bool = True,
+    bins: Mapping[str, Any] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """leakage.json ``settings`` of a route: the options of ``spec`` as the audit used them
+    (the columns and epsilon it resolved; ``search``: the release search's options too, which
+    the streamed route has none of), then ``extra``, through :func:`settings_record`."""
+    s = spec
+    options: dict[str, Any] = {
+        "sensitive": sensitive, "observed": observed, "epsilon": epsilon, "delta": s.delta,
+        "epsilon_max": s.epsilon_max, "estimator": s.estimator, "missing": s.missing,
+        "force": s.force, "max_levels": s.max_levels, "rng": s.seed,
+    }  # fmt: skip
+    if search:
+        options.update(
+            disclosure=s.disclosure, max_suppressed=s.max_suppressed, folds=s.folds,
+            useful=s.useful, local_recoding=s.local, held_out_tolerance=s.held_out_tolerance,
+            confidence=s.confidence, min_class_size=s.min_class_size, max_nodes=s.max_nodes,
+            checks=s.checks, report_records=s.report_records,
+        )  # fmt: skip
+    else:
+        options.update(folds=s.folds, checks=False, report_records=s.report_records)
+    options.update(extra)
+    return settings_record(options, bins, None if not search else s.hierarchies)
 
 
 def settings_record(

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import typer
 from rich.console import Console
 
 from ..audit import BUNDLED
+from ..audit._spec import read_config
 from ..engines import read_table
 from ..exceptions import ValidationError
 from ..preprocessing import BinSpec, parse_bins
@@ -65,14 +65,7 @@ def load_config(ctx: typer.Context, path: Path | None) -> dict[str, Any]:
     params.pop("config", None)
     if path is None:
         return params
-    try:
-        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ValidationError(
-            f"--config must be a readable TOML file; got {str(path)!r} ({exc})."
-        ) from None
-    table = raw.get("audit", raw) if isinstance(raw.get("audit"), dict) else raw
-    table = {ALIASES.get(k.replace("-", "_"), k.replace("-", "_")): v for k, v in table.items()}
+    table = {ALIASES.get(k, k): v for k, v in read_config(path).items()}
     unknown = sorted(k for k in table if k not in params)
     if unknown:
         raise ValidationError(

@@ -33,12 +33,7 @@ NOTHING_KEPT = 1e-9
 def held_out_verdict(held: HeldOut | None, tolerance: float) -> str | None:
     """``"met"`` (interval's upper end <= tolerance), ``"breach"`` (lower end > tolerance),
     ``"inconclusive"`` (it straddles the tolerance), or None without a held-out check."""
-    if held is None:
-        return None
-    lo, hi = held.breach_probability_ci
-    if hi <= tolerance:
-        return "met"
-    return "breach" if lo > tolerance else "inconclusive"
+    return None if held is None else held.verdict(tolerance)
 
 
 def held_out_fails(held: HeldOut | None, tolerance: float) -> bool:
