@@ -4,6 +4,7 @@
   ``audit.toml``);
 - :func:`plan`: the route (in memory, an engine, a streamed learned estimator) and why;
 - :class:`Route`: measure (count or score), decide, label — the three routes implement it;
+- :func:`check`: a release made elsewhere judged by the same rules (``privwatch check``);
 - :func:`run`: the audit, returning one :class:`Audit` whose :meth:`Audit.to_dict` is
   ``leakage.json`` on every route.
 
@@ -15,6 +16,7 @@ Examples
 ('memory', 'pandas')
 """
 
+from ._check import check
 from ._json import jsonable
 from ._leakage import LEAKAGE_KEYS, UTILITY_KEYS
 from ._plan import MEMORY_ONLY, plan
@@ -50,6 +52,7 @@ __all__ = [
     "Route",
     "Step",
     "StreamRoute",
+    "check",
     "file_sha256",
     "jsonable",
     "make_stamp",

@@ -17,6 +17,7 @@ from ..joint import Joint
 from ..preprocessing import DEFAULT_MAX_LEVELS, bin_columns, format_bins
 from ._audit import audit_command
 from ._audit_cmd import apply_command, reproduce_command
+from ._check import check_command
 from ._io import console, err_console, fail, load_input
 
 app = typer.Typer(
@@ -114,6 +115,7 @@ def leakage(
 
 app.command("audit")(audit_command)
 app.command("apply")(apply_command)
+app.command("check")(check_command)
 app.command("reproduce")(reproduce_command)
 
 

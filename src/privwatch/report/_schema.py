@@ -294,5 +294,11 @@ SCHEMA: dict[str, Any] = {
             },
         },
         "tradeoff": {"type": "object", "additionalProperties": {"type": "array"}},
+        # optional: privwatch check (a release made elsewhere), docs/check.md
+        "check": {
+            "type": "object",
+            "required": ["kind"],
+            "properties": {"kind": {"enum": ["aligned", "synthetic"]}},
+        },
     },
 }

@@ -1,0 +1,206 @@
+"""``check``: judge a release another tool made, with the audit's verdict (``privwatch check``).
+
+Two kinds of release:
+
+- **row-aligned** (generalised, suppressed, perturbed; :mod:`._check_align`): the cells are the
+  distinct released tuples, and the verdict is the audit's (:mod:`._check_verdict`): exact
+  in-sample lifts, the held-out breach figure with its interval, per-value protection, MET / NOT
+  MET at ``epsilon`` or the smallest epsilon the release meets;
+- **synthetic** (no row correspondence; :mod:`._check_synthetic`): the inference attack with a
+  control set, the Bayes attacker trained on the synthetic table, the lift of its cells on the
+  original records, and the share of original records copied verbatim.
+
+Either way the result is the one :class:`~privwatch.audit.Audit`, written by
+:func:`privwatch.report.write_audit` (``leakage.json`` with a ``check`` part, ``report.html``).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..engines import read_table
+from ..exceptions import ValidationError
+from ..release import classic_report
+from ._check_align import Aligned, align
+from ._check_result import check_details, check_words, release_result
+from ._check_synthetic import synthetic_audit
+from ._check_verdict import count_release, judge, smallest_met
+from ._leakage import release_leakage, stable_leakage
+from ._result import Audit
+from ._spec import AuditSpec
+from ._stamp import file_sha256, make_stamp
+from ._steps import estimate_log_lift, joint_sensitive, settings_record, tradeoff_curve
+
+__all__ = ["check"]
+
+ROUTE_REASON = (
+    "a release made elsewhere, checked against the original it was made from (privwatch "
+    "check): both tables in memory"
+)
+
+
+def _table(source: Any, spec: AuditSpec, name: str) -> tuple[pd.DataFrame, Path | None]:
+    if isinstance(source, pd.DataFrame):
+        return source, None
+    if source is None:
+        raise ValidationError(f"`{name}` is required: a file or a pandas DataFrame.")
+    path = Path(str(source))
+    return read_table(path, sep=spec.sep, encoding=spec.encoding), path
+
+
+def _classic(aligned: Aligned) -> dict[str, Any]:
+    """Classic measures of the release as published (the rows it lists) and of the input."""
+    sens, obs = aligned.sensitive, aligned.observed
+    rel = aligned.released.loc[aligned.listed, obs].reset_index(drop=True)
+    for s in sens:
+        rel[s] = aligned.original.loc[aligned.listed, s].to_numpy()
+    return {
+        "release": classic_report(rel, obs, sens).to_dict(),
+        "input": classic_report(aligned.original[[*obs, *sens]], obs, sens).to_dict(),
+    }
+
+
+def _watchdog(aligned: Aligned, epsilon: float, seed: int) -> tuple[Any, pd.DataFrame]:
+    """The plug-in watchdog of the original (the audit's: leakage before, record risks,
+    tradeoff curve), at ``epsilon``."""
+    sens = aligned.sensitive
+    frame = pd.DataFrame({c: aligned.original[c].astype(str) for c in aligned.original})
+    frame, name, obs, _ = joint_sensitive(frame, sens[0] if len(sens) == 1 else sens,
+                                          aligned.observed)  # fmt: skip
+    probe, risk, grid = estimate_log_lift(frame, name, list(obs or []), None, None, seed)
+    curve = tradeoff_curve(probe, True, risk, frame[name], grid)
+    return probe.set_params(delta=None).rethreshold(epsilon), curve
+
+
+def _aligned(spec: AuditSpec, original: pd.DataFrame, release: pd.DataFrame,
+             key: str | None) -> tuple[dict[str, Any], Audit]:  # fmt: skip
+    sens = list(spec.sensitive or ())
+    aligned = align(original, release, sens, spec.observed, key)
+    fixed = count_release(aligned, spec.folds, spec.seed)
+    if spec.epsilon is None:
+        judged, reason = smallest_met(fixed, spec.disclosure, spec.held_out_tolerance, spec.seed)
+    else:
+        judged = judge(fixed, spec.epsilon, spec.disclosure, spec.held_out_tolerance, spec.seed)
+        reason = "given by the user"
+    found = release_result(aligned, fixed, judged)
+    name = "+".join(sens)
+    joint = aligned.original[sens].astype(str).agg("|".join, axis=1).rename(name)
+    wd, curve = _watchdog(aligned, judged.epsilon, spec.seed)
+    leakage = found.to_dict()
+    leakage["guarantee_in_words"] = check_words(found, fixed, judged, name)
+    leakage["before"] = wd.leakage_before_.to_dict()
+    leakage["after"] = release_leakage(joint, aligned.released).to_dict()
+    leakage["classic"] = _classic(aligned) if spec.checks else None
+    utility = {
+        "information_nats": found.information_nats,
+        "information_input_nats": found.information_input_nats,
+        "flagged_probability": float(found.records["flagged"].mean()),
+    }
+    scores = found.records.drop(columns=["advice_column", "advice_risk"])
+    n = len(aligned.original)
+    audit = Audit(
+        route="memory", engine="pandas", route_reason=ROUTE_REASON,
+        settings={}, summary=_summary(aligned, found.records, name), epsilon=judged.epsilon,
+        epsilon_reason=reason, leakage=stable_leakage(leakage, utility), stamp={},
+        tradeoff=curve, risk=found.records["risk"].to_numpy(), risk_weight=np.ones(n),
+        found=found, watchdog=wd, scores=scores, release=aligned.released,
+        data=aligned.original, input_rows=np.arange(n),
+        details={"check": check_details(aligned, fixed, judged)},
+    )  # fmt: skip
+    return {"observed": aligned.observed}, audit
+
+
+def _summary(aligned: Aligned, records: pd.DataFrame, name: str) -> dict[str, Any]:
+    n = len(aligned.original)
+    joint = aligned.original[aligned.sensitive].astype(str).agg("|".join, axis=1)
+    sensitive = aligned.sensitive[0] if len(aligned.sensitive) == 1 else aligned.sensitive
+    return {
+        "n_records": n, "n_input": n, "n_dropped_missing": 0, "sensitive": sensitive,
+        "sensitive_counts": {str(k): int(v) for k, v in joint.value_counts().items()},
+        "observed": aligned.observed, "n_flagged": int(records["flagged"].sum()),
+        "n_suppressed": int(aligned.suppressed.sum()),
+        "n_perturbed": int(aligned.perturbed.sum()), "sensitive_name": name,
+    }  # fmt: skip
+
+
+def check(
+    original: Any,
+    release: Any,
+    spec: AuditSpec | None = None,
+    *,
+    key: str | None = None,
+    synthetic: bool = False,
+    control: Any = None,
+    **options: Any,
+) -> Audit:
+    """Judge ``release``, made from ``original`` by another tool, as the audit would.
+
+    Parameters
+    ----------
+    original, release
+        Files (CSV, Excel, Parquet, JSON Lines) or pandas DataFrames.
+    spec, options
+        The audit options (:class:`AuditSpec` or its fields): ``sensitive`` (required),
+        ``observed`` (default: the columns both tables share), ``epsilon`` (None: the smallest
+        epsilon the release meets), ``disclosure``, ``folds``, ``held_out_tolerance``,
+        ``checks`` (classic measures), ``seed``, ``sep``, ``encoding``.
+    key
+        Align the release by this column (module docstring of :mod:`._check_align`); None:
+        the release lists the original's records in order.
+    synthetic, control
+        A synthetic table (no row correspondence), and the records its generator never saw
+        (the attack's control set; without it the attack is not run).
+
+    Returns
+    -------
+    Audit
+        ``leakage.json`` (``to_dict()``) has the audit's keys and a ``check`` part.
+
+    Examples
+    --------
+    >>> orig = pd.DataFrame({"s": list("ab") * 50, "x": list("pq") * 25 + list("qp") * 25})
+    >>> rel = orig[["x"]].copy()
+    >>> result = check(orig, rel, sensitive="s", epsilon=0.5, folds=0)
+    >>> result.satisfied, result.leakage["release"]["method"]
+    (True, 'external')
+    """
+    spec = AuditSpec.from_options(options) if spec is None else spec.replace(**options)
+    if not spec.sensitive:
+        raise ValidationError("`sensitive` is required: name the sensitive column.")
+    orig, orig_path = _table(original, spec, "original")
+    rel, rel_path = _table(release, spec, "release")
+    if synthetic:
+        ctl = None if control is None else _table(control, spec, "control")[0]
+        extra, result = synthetic_audit(spec, orig, rel, ctl)
+    else:
+        if control is not None:
+            raise ValidationError("`control` is for a synthetic release (`synthetic`=True).")
+        extra, result = _aligned(spec, orig, rel, key)
+    result.stamp = make_stamp(orig_path, *orig.shape)
+    result.settings = _settings(spec, result.epsilon, extra["observed"], key, synthetic)
+    result.details["check"].update(
+        release_name=None if rel_path is None else rel_path.name,
+        release_sha256=None if rel_path is None or not rel_path.is_file()
+        else file_sha256(rel_path),
+    )  # fmt: skip
+    return result
+
+
+def _settings(
+    spec: AuditSpec, epsilon: float, observed: list[str], key: str | None, synthetic: bool
+) -> dict[str, Any]:
+    sens = list(spec.sensitive or ())
+    options = {
+        "sensitive": sens[0] if len(sens) == 1 else sens, "observed": observed,
+        "epsilon": epsilon if math.isfinite(epsilon) else None,
+        "epsilon_given": spec.epsilon is not None, "estimator": "plugin",
+        "disclosure": spec.disclosure, "folds": spec.folds,
+        "held_out_tolerance": spec.held_out_tolerance, "checks": spec.checks,
+        "report_records": False, "rng": spec.seed, "key": key, "synthetic": synthetic,
+    }  # fmt: skip
+    return settings_record(options, None, None)
