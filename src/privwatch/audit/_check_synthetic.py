@@ -85,7 +85,7 @@ def _lift(orig: pd.DataFrame, syn: pd.DataFrame, sens: str, obs: list[str],
 def _attack(orig: pd.DataFrame, syn: pd.DataFrame, ctl: pd.DataFrame, sens: str,
             obs: list[str], seed: int) -> dict[str, Any]:  # fmt: skip
     res = inference_attack(syn, orig, ctl, obs, sens, rng=seed)
-    counts = pd.crosstab(orig[sens], pd.MultiIndex.from_frame(orig[obs]).to_flat_index())
+    counts = pd.crosstab(orig[sens].to_numpy(), _keys(orig[obs]).to_numpy())
     prior = float(orig[sens].value_counts(normalize=True).iloc[0])
     bayes = float(bayes_attack_success(counts.to_numpy() / counts.to_numpy().sum()))
     entry = res.to_dict()
