@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,14 +18,48 @@ __all__ = ["fit_many"]
 Data = tuple[ArrayLike, ...]
 
 
+def _stacker(models: list[Any], samples: list[Data]) -> Callable[..., list[Any]] | None:
+    """The stacked fit that can train ``models`` as one program (None: none can)."""
+    from ._obfuscator_stacked import can_stack_obfuscators, fit_stacked_obfuscators
+    from ._ppan_stacked import can_stack_continuous, fit_stacked_continuous
+
+    if can_stack(models, samples):
+        return fit_stacked
+    if can_stack_continuous(models, samples):
+        return fit_stacked_continuous
+    if can_stack_obfuscators(models, samples):
+        return fit_stacked_obfuscators
+    return None
+
+
+def _groups(models: list[Any], samples: list[Data]) -> list[list[int]]:
+    """Indices of the models that can share one stacked program: all of them, else the
+    models of one kind (estimator type, generator family, attacker), else one by one."""
+    every = list(range(len(models)))
+    if _stacker(models, samples) is not None:
+        return [every]
+    kinds: dict[Any, list[int]] = {}
+    for i, m in enumerate(models):
+        kind = (type(m), getattr(m, "generator", None), getattr(m, "attacker", None))
+        kinds.setdefault(kind, []).append(i)
+    groups: list[list[int]] = []
+    for idx in kinds.values():
+        if len(idx) > 1 and _stacker([models[i] for i in idx], [samples[i] for i in idx]):
+            groups.append(idx)
+        else:
+            groups.extend([i] for i in idx)
+    return groups
+
+
 def _fit_chunk(models: list[Any], data: list[Data], threads: int | None) -> list[Any]:
     if threads is not None:  # one torch thread per worker: the workers share the cores
         from .._torch import torch
 
         torch.set_num_threads(threads)
-    if len(models) > 1:
-        return fit_stacked(models, data)
-    return [models[0].fit(*data[0])]
+    fit = _stacker(models, data) if len(models) > 1 else None
+    if fit is not None:
+        return fit(models, data)
+    return [m.fit(*d) for m, d in zip(models, data, strict=True)]
 
 
 def _is_one_sample_set(data: Any) -> bool:
@@ -49,10 +83,17 @@ def fit_many(
     per budget, as in Tripathy, Wang, Ishwar §III). Each model keeps its own ``rng`` and
     initial weights, so the result is the same for every ``n_jobs``.
 
-    With ``stack=True`` (default), finite-alphabet PPANs of one shape and one set of settings
-    (matrix or factored mechanism, the paper's matrix adversary, no discriminator or callbacks)
-    are trained as ``n_jobs`` stacked models instead of one by one: the same arithmetic (each
-    model's own gradient, elementwise Adam, its own batch order), many times fewer torch calls.
+    With ``stack=True`` (default), models of one shape and one set of settings are trained as
+    ``n_jobs`` stacked programs instead of one by one: finite-alphabet PPANs (matrix or factored
+    mechanism, the paper's matrix adversary, no discriminator or callbacks; they may differ in
+    budget), continuous PPANs (networks given, one architecture; they may differ in budget,
+    ``lam``, seed and data; see :func:`~._ppan_stacked.can_stack_continuous`) and
+    :class:`Obfuscator` s (one generator family and attacker; they may differ in budget, seed
+    and data of one size; see :func:`~._obfuscator_stacked.can_stack_obfuscators`). Models of
+    several kinds are stacked kind by kind. On the CPU a stacked fit is the same arithmetic as
+    the fits one by one (each model's own gradient, elementwise Adam, its own batch order and
+    noise), up to float rounding, with many times fewer torch calls; on CUDA each epoch runs as
+    one captured CUDA graph where it can.
     """
     models = list(models)
     if not models:
@@ -68,11 +109,12 @@ def fit_many(
                 f"`data` must be one (observed, sensitive[, useful]) tuple or one per model "
                 f"({len(models)}); got {len(samples)} entries."
             )
-    if stack and can_stack(models, samples):  # finite PPANs: n_jobs stacked runs, one per core
-        parts = np.array_split(np.arange(len(models)), min(n_jobs, len(models)))
-        chunks = [([models[i] for i in p], [samples[i] for i in p]) for p in parts]
-    else:  # one model per task
-        chunks = [([m], [d]) for m, d in zip(models, samples, strict=True)]
+    groups = _groups(models, samples) if stack else [[i] for i in range(len(models))]
+    chunks, order = [], []  # each stackable group: n_jobs stacked runs, one per core
+    for idx in groups:
+        for part in np.array_split(np.asarray(idx), min(n_jobs, len(idx))):
+            chunks.append(([models[i] for i in part], [samples[i] for i in part]))
+            order.extend(int(i) for i in part)
     if n_jobs == 1:
         from rich.progress import track
 
@@ -85,4 +127,8 @@ def fit_many(
 
         parallel = Parallel(n_jobs=n_jobs, verbose=5 if progress else 0)
         done = list(parallel(delayed(_fit_chunk)(ms, ds, 1) for ms, ds in chunks))
-    return [m for part in done for m in part]
+    fitted = [m for part in done for m in part]
+    out: list[Any] = [None] * len(models)
+    for i, m in zip(order, fitted, strict=True):
+        out[i] = m
+    return out

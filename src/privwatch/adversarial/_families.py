@@ -114,11 +114,19 @@ class GaussianMechanism(nn.Module):  # type: ignore[misc,name-defined]
         self.net = mlp(n_in, hidden, 2 * n_out)
         self.n_out = n_out
 
-    def release(self, observed: Any, generator: Any = None) -> Any:
+    def draw_noise(self, n: int, generator: Any = None, device: Any = None) -> Any:
+        """The noise eps of ``n`` releases, (n, n_out), drawn as :meth:`release` draws it."""
+        return torch.randn((n, self.n_out), generator=generator, device=device)
+
+    def release_from(self, observed: Any, noise: Any) -> Any:
+        """The release for given noise (see :meth:`draw_noise`); no random draw."""
         out = self.net(observed)
-        mu, log_sigma = out[:, : self.n_out], out[:, self.n_out :]
-        eps = torch.randn(mu.shape, generator=generator, device=mu.device)
-        return mu + torch.exp(log_sigma) * eps
+        mu, log_sigma = out[..., : self.n_out], out[..., self.n_out :]
+        return mu + torch.exp(log_sigma) * noise
+
+    def release(self, observed: Any, generator: Any = None) -> Any:
+        noise = self.draw_noise(observed.shape[0], generator, observed.device)
+        return self.release_from(observed, noise)
 
 
 class GaussianMixtureMechanism(nn.Module):  # type: ignore[misc,name-defined]
@@ -154,12 +162,22 @@ class GaussianMixtureMechanism(nn.Module):  # type: ignore[misc,name-defined]
         sigma = torch.exp(out[..., k : 2 * k].clamp(-12.0, 12.0))
         return out[..., :k], sigma, torch.softmax(out[..., -1], dim=1)
 
+    def draw_noise(self, n: int, generator: Any = None, device: Any = None) -> Any:
+        """The noise of ``n`` samples of every component, (n, m, n_out), drawn as
+        :meth:`components` draws it."""
+        shape = (n, self.n_components, self.n_out)
+        return torch.randn(shape, generator=generator, device=device)
+
+    def components_from(self, observed: Any, noise: Any) -> tuple[Any, Any]:
+        """:meth:`components` for given noise (see :meth:`draw_noise`); no random draw."""
+        mu, sigma, pi = self.mixture(observed)
+        return mu + sigma * noise, pi
+
     def components(self, observed: Any, generator: Any = None) -> tuple[Any, Any]:
         """One reparameterised sample of every component, (n, m, n_out), and the weights
         (n, m)."""
-        mu, sigma, pi = self.mixture(observed)
-        eps = torch.randn(mu.shape, generator=generator, device=mu.device)
-        return mu + sigma * eps, pi
+        noise = self.draw_noise(observed.shape[0], generator, observed.device)
+        return self.components_from(observed, noise)
 
     def release(self, observed: Any, generator: Any = None) -> Any:
         z, pi = self.components(observed, generator)
@@ -199,10 +217,18 @@ class SeedNoiseMechanism(nn.Module):  # type: ignore[misc,name-defined]
         self.net = mlp(n_in + noise_dim, hidden, n_out, activation=activation)
         self.noise_dim = noise_dim
 
+    def draw_noise(self, n: int, generator: Any = None, device: Any = None) -> Any:
+        """The seeds of ``n`` releases, uniform on [0, 1) (:meth:`release_from` maps them to
+        [-1, 1)), drawn as :meth:`release` draws them."""
+        return torch.rand((n, self.noise_dim), generator=generator, device=device)
+
+    def release_from(self, observed: Any, noise: Any) -> Any:
+        """The release for given seeds (see :meth:`draw_noise`); no random draw."""
+        return self.net(torch.cat([observed, 2 * noise - 1], dim=-1))
+
     def release(self, observed: Any, generator: Any = None) -> Any:
-        shape = (observed.shape[0], self.noise_dim)
-        u = 2 * torch.rand(shape, generator=generator, device=observed.device) - 1
-        return self.net(torch.cat([observed, u], dim=1))
+        noise = self.draw_noise(observed.shape[0], generator, observed.device)
+        return self.release_from(observed, noise)
 
 
 class CategoricalAdversary(nn.Module):  # type: ignore[misc,name-defined]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -20,23 +21,18 @@ from .._rng import RNGLike, check_rng
 from .._torch import build_seeded, generator_from, module_device, reinit_linear, torch
 from .._trainer import EarlyStopping, History, Trainer
 from .._validation import (
-    check_open_fraction,
     check_planar_points,
-    check_positive,
-    check_positive_int,
 )
 from ..exceptions import ValidationError
 from ..mechanisms import Mechanism, Privacy
 from ._clf_rounds import initial_classifier
 from ._exact import BayesGame
-from ._generators import GENERATORS, make_generator
+from ._generators import make_generator
+from ._obfuscator_checks import check_obfuscator
 from ._obfuscator_io import load_obfuscator, save_obfuscator
 from ._obfuscator_trainer import ClassifierGame, obfuscator_callbacks
 
 __all__ = ["Obfuscator"]
-
-LOSSES = ("mutual_information", "cross_entropy")
-ATTACKERS = ("classifier", "bayes")
 
 
 class Obfuscator(BaseEstimator, Mechanism):  # type: ignore[misc]
@@ -202,54 +198,48 @@ class Obfuscator(BaseEstimator, Mechanism):  # type: ignore[misc]
 
     # ------------------------------------------------------------------ checks
     def _validate(self) -> None:
-        if self.budget is not None:
-            check_positive(self.budget, "budget")
-        if self.loss not in LOSSES:
-            raise ValidationError(f"`loss` must be one of {LOSSES}; got {self.loss!r}.")
-        if self.generator not in GENERATORS:
-            raise ValidationError(
-                f"`generator` must be one of {GENERATORS}; got {self.generator!r}."
-            )
-        if self.attacker not in ATTACKERS:
-            raise ValidationError(f"`attacker` must be one of {ATTACKERS}; got {self.attacker!r}.")
-        if self.attacker == "bayes" and (
-            self.generator != "anchors" or self.loss != "mutual_information"
-        ):
-            raise ValidationError(
-                '`attacker="bayes"` needs a release with finite support and the MI loss: '
-                f'generator="anchors", loss="mutual_information"; got generator='
-                f"{self.generator!r}, loss={self.loss!r}."
-            )
-        check_positive(self.beta, "beta")
-        if not (isinstance(self.alpha, (int, float)) and self.alpha >= 0):
-            raise ValidationError(f"`alpha` must be a non-negative number; got {self.alpha!r}.")
-        if self.init_epsilon is not None:
-            check_positive(self.init_epsilon, "init_epsilon")
-        if not (0 <= self.margin < 1):
-            raise ValidationError(f"`margin` must be in [0, 1); got {self.margin!r}.")
-        if not (isinstance(self.noise_dim, int) and self.noise_dim >= 3):
-            raise ValidationError(
-                f"`noise_dim` must be an int >= 3 (three seeds drive the planar Laplace of G0); "
-                f"got {self.noise_dim!r}."
-            )
-        for name in (
-            "anchor_grid",
-            "max_iter",
-            "patience",
-            "hits",
-            "classifier_epochs",
-            "classifier_batch_size",
-            "generator_epochs",
-            "generator_batch_size",
-        ):
-            check_positive_int(getattr(self, name), name)
-        check_open_fraction(self.validation_fraction, "validation_fraction")
+        check_obfuscator(self)
 
     # ------------------------------------------------------------------ fit
     def fit(self, observed: ArrayLike, sensitive: ArrayLike) -> Obfuscator:
         """Train on true locations ``observed`` ((n, 2) metres) labelled by the ``sensitive``
         user of each (any hashable labels)."""
         self._validate()
+        setup = self._setup(observed, sensitive)
+        game: Trainer
+        if self.attacker == "bayes":  # no classifier: the exact posterior is the attacker
+            callbacks = obfuscator_callbacks(self, setup.gen, min_delta=1e-6)
+            game = BayesGame(
+                self,
+                setup.gen,
+                setup.train,
+                setup.valid,
+                n_users=setup.n_users,
+                target=setup.target,
+                stopping=callbacks,
+            )
+        else:
+            callbacks = obfuscator_callbacks(self, setup.gen, min_delta=1e-4)
+            game = ClassifierGame(
+                self,
+                setup.gen,
+                setup.clf,
+                setup.train,
+                setup.valid,
+                n_users=setup.n_users,
+                target=setup.target,
+                generator=setup.tg,
+                stopping=callbacks,
+            )
+        history = game.run()
+        graph = getattr(getattr(game, "rounds", None), "graph", None) is not None
+        return self._finish(history, callbacks, graph)
+
+    def _setup(self, observed: ArrayLike, sensitive: ArrayLike) -> SimpleNamespace:
+        """Everything a fit starts from, drawn from ``rng`` in one order (shared by
+        :meth:`fit` and the stacked fit): the training and validation tensors, the seed
+        generator ``tg`` (on the device), G0 (``gen``, also ``generator_``) and C0 (``clf``,
+        None for the Bayes attacker), the displacement ``target`` and ``n_users``."""
         points, codes = self._check_data(observed, sensitive)
         g = check_rng(self.rng)
         dev = resolve_device(self.device)
@@ -263,32 +253,27 @@ class Obfuscator(BaseEstimator, Mechanism):  # type: ignore[misc]
         self.budget_ = 0.5 * self._scale if self.budget is None else float(self.budget)
         gen = self._initial_generator(train[0].cpu(), tinit).to(dev)
         self.generator_ = gen  # callbacks release with the generator the round measured
-        target = (1.0 - self.margin) * self.budget_
         n_users = len(self.users_)
-        game: Trainer
-        if self.attacker == "bayes":  # no classifier: the exact posterior is the attacker
-            callbacks = obfuscator_callbacks(self, gen, min_delta=1e-6)
-            game = BayesGame(
-                self, gen, train, valid, n_users=n_users, target=target, stopping=callbacks
-            )
-        else:
-            callbacks = obfuscator_callbacks(self, gen, min_delta=1e-4)
+        clf = None
+        if self.attacker != "bayes":
             clf = initial_classifier(n_users, tuple(self.classifier_hidden), tinit).to(dev)
-            game = ClassifierGame(
-                self,
-                gen,
-                clf,
-                train,
-                valid,
-                n_users=n_users,
-                target=target,
-                generator=tg,
-                stopping=callbacks,
-            )
-        self.history_: History = game.run()
+        return SimpleNamespace(
+            dev=dev,
+            tg=tg,
+            train=train,
+            valid=valid,
+            gen=gen,
+            clf=clf,
+            target=(1.0 - self.margin) * self.budget_,
+            n_users=n_users,
+        )
+
+    def _finish(self, history: History, callbacks: list[Any], graph: bool) -> Obfuscator:
+        """The fitted attributes from the run's ``history`` and its early stopping."""
+        self.history_: History = history
         stopping = next(c for c in callbacks if isinstance(c, EarlyStopping))
-        self.cuda_graph_ = getattr(getattr(game, "rounds", None), "graph", None) is not None
-        gen.eval()
+        self.cuda_graph_ = graph
+        self.generator_.eval()
         self.best_epoch_ = stopping.best_epoch
         # none within the budget: G0 is kept, and its check is the first epoch's
         first = self.history_[0]["val_accuracy"]

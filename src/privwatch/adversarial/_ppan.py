@@ -218,20 +218,22 @@ class PPAN(BaseEstimator, Mechanism):  # type: ignore[misc]
         dist = over_components(self.distortion_, useful, release)
         return self.log_likelihood(sensitive, release), dist
 
-    def penalty_term(self, distortion: Any, budget: Any = None) -> Any:
+    def penalty_term(self, distortion: Any, budget: Any = None, lam: Any = None) -> Any:
         """The distortion part of the objective for per-sample ``distortion`` (last axis;
-        leading axes, e.g. the models of a stacked fit, each with its own ``budget``)."""
+        leading axes, e.g. the models of a stacked fit, each with its own ``budget`` and
+        ``lam``; None: this model's)."""
         d = torch.as_tensor(
             self.budget if budget is None else budget,
             dtype=distortion.dtype,
             device=distortion.device,
         )
+        weight = self.lam if lam is None else lam
         if self.penalty == "expected":
-            return self.lam * torch.clamp(distortion.mean(dim=-1) - d, min=0.0) ** 2
+            return weight * torch.clamp(distortion.mean(dim=-1) - d, min=0.0) ** 2
         if self.penalty == "per_sample":
             excess = torch.clamp(distortion - d.unsqueeze(-1), min=0.0)
-            return self.lam * (excess**2).mean(dim=-1)
-        return self.lam * distortion.mean(dim=-1)
+            return weight * (excess**2).mean(dim=-1)
+        return weight * distortion.mean(dim=-1)
 
     def _realism(self, release: Any) -> Any:
         """gamma * E[log D(release)] of eq. (9) (0 without a discriminator)."""
