@@ -126,6 +126,23 @@ def test_library_route_is_reproducible(tmp_path: Path) -> None:
     assert res.summary["sensitive_counts"] == {"0": int(counts[0]), "1": int(counts[1])}
 
 
+def test_no_records_scores_every_record_and_writes_none(tmp_path: Path) -> None:
+    """``records=False``: the same guarantee as the run that writes the records, no file."""
+    glob = _lake(tmp_path / "lake", 600, 2, rare_island=False)
+    options: dict[str, Any] = {
+        "sensitive": "s", "observed": ["x", "c"], "epsilon": 0.2, "estimator": "dv",
+        "folds": 2, "seed": 3, "estimator_params": {"epochs": 2, "n_ensemble": 1},
+    }  # fmt: skip
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    res = run(source=glob, out=tmp_path / "a", **options)
+    bare = run(source=glob, out=tmp_path / "b", records=False, **options)
+    assert bare.route == "stream" and bare.written is None
+    assert list((tmp_path / "b").iterdir()) == []
+    assert bare.leakage["guarantee"] == res.leakage["guarantee"]
+    assert bare.summary == res.summary
+
+
 def test_the_marker_never_collides_with_a_value_of_the_column(tmp_path: Path) -> None:
     """A categorical column that holds ``*`` (and ``**``) gets ``***`` as its marker, so a
     suppressed record can never be read as a real one; the numeric column keeps ``*``."""

@@ -197,3 +197,28 @@ def test_engine_route_missing_values(tmp_path: Path) -> None:
     assert json.loads(res.stdout)["n_records"] == 600 - 12
     labelled = pd.read_parquet(tmp_path / "o2" / "release.parquet")
     assert labelled["release_b"].isna().sum() == 12 and len(labelled) == 600
+
+
+def test_no_records_writes_the_verdict_and_no_record(
+    lake: tuple[pd.DataFrame, Path, pd.DataFrame], tmp_path: Path
+) -> None:
+    """``--no-records``: the same verdict, mapping and report as with records, and no
+    per-record file, on the engine route and on the in-memory route."""
+    _, d, _ = lake
+    glob = str(d / "part-*.parquet")
+    full = _audit(glob, "--engine", "duckdb", "--out", str(tmp_path / "full"))
+    bare = _audit(glob, "--engine", "duckdb", "--out", str(tmp_path / "bare"), "--no-records")
+    assert full["files"] == [*COMMON_FILES, "release.parquet"]
+    assert bare["files"] == list(COMMON_FILES)
+    assert sorted(p.name for p in (tmp_path / "bare").iterdir()) == sorted(COMMON_FILES)
+    leak = [json.loads((tmp_path / k / "leakage.json").read_text()) for k in ("full", "bare")]
+    assert leak[0]["written"].endswith("release.parquet") and "written" not in leak[1]
+    assert leak[0]["status"] == leak[1]["status"]
+    assert leak[0]["release"] == leak[1]["release"]
+    mem = _audit(str(d / "all.parquet"), "--out", str(tmp_path / "mem"), "--no-records",
+                 "--no-checks")  # fmt: skip
+    assert mem["engine"] == "pandas" and mem["files"] == list(COMMON_FILES)
+    res = runner.invoke(app, ["audit", glob, "--sensitive", "s", "--observed", "a",
+                              "--no-records", "--write-table", str(tmp_path / "w.parquet"),
+                              "--out", str(tmp_path / "o")])  # fmt: skip
+    assert res.exit_code == 2 and "--write-table" in res.stderr and "--no-records" in res.stderr

@@ -187,7 +187,7 @@ class EngineRoute(Route):
         if to_file and (spec.write_table is not None or out is not None):
             target = Path(spec.write_table or Path(str(out)) / RECORDS_FILE)
         written = None
-        if target is not None or not to_file:
+        if spec.records and (target is not None or not to_file):
             step("labelling every record in the engine")
             engines.label_records(
                 source, d.found.mapping, c.observed, out=target, engine=c.engine,

@@ -127,6 +127,9 @@ class StreamRoute(Route):
         self, spec: AuditSpec, source: Any, decided: _Trained, out: Path | None, step: Step
     ) -> Audit:
         path = Path(spec.write_table) if spec.write_table else None
+        if path is None and not spec.records:  # scored and counted, not written
+            step("scoring and flagging every record")
+            return self._audit(spec, source, decided, _score_and_write(spec, str(source), decided))
         if path is None:
             if out is None:
                 raise ValidationError("`out` is required: the streamed route writes its records.")
@@ -139,7 +142,9 @@ class StreamRoute(Route):
         scored = _score_and_write(spec, str(source), decided, path)
         return self._audit(spec, source, decided, scored, path)
 
-    def _audit(self, spec: AuditSpec, source: Any, t: _Trained, sc: _Scored, path: Path) -> Audit:
+    def _audit(
+        self, spec: AuditSpec, source: Any, t: _Trained, sc: _Scored, path: Path | None = None
+    ) -> Audit:
         n = int(sc.counts.sum())
         eps = float(spec.epsilon)  # type: ignore[arg-type]  # required by plan()
         basis = (
@@ -171,7 +176,8 @@ class StreamRoute(Route):
             epsilon=eps,
             epsilon_reason="given by the user",
             leakage=stable_leakage(leakage, {"flagged_probability": float(sc.flagged.sum() / n)}),
-            stamp=stamp, risk=risk, risk_weight=np.ones(len(risk)), written=str(path),
+            stamp=stamp, risk=risk, risk_weight=np.ones(len(risk)),
+            written=None if path is None else str(path),
             details={
                 "estimator": spec.estimator, "markers": sc.markers,
                 "scoring": f"cross-fitted, {spec.folds} folds (privwatch.engines.fold_of of the "
@@ -220,8 +226,11 @@ def _keep_sample(sc: _Scored, risk: np.ndarray) -> None:
         sc.stride *= 2
 
 
-def _score_and_write(spec: AuditSpec, source: str, t: _Trained, path: Path) -> _Scored:
-    """One pass over the records: score (cross-fitted), flag, count and write them."""
+def _score_and_write(
+    spec: AuditSpec, source: str, t: _Trained, path: Path | None = None
+) -> _Scored:
+    """One pass over the records: score (cross-fitted), flag, count and write them (to
+    ``path``; not written when it is None)."""
     sens, obs = str(spec.sensitive[0]), list(spec.observed or ())  # type: ignore[index]
     labels = list(t.fitted.sensitive_labels)
     position = {str(v): j for j, v in enumerate(labels)}
@@ -247,5 +256,9 @@ def _score_and_write(spec: AuditSpec, source: str, t: _Trained, path: Path) -> _
             body["flagged"] = flagged
             yield body.assign(**_release_columns(frame, sc.markers, flagged))
 
-    write_parquet_frames(labelled(), path)
+    if path is None:
+        for _ in labelled():
+            pass
+    else:
+        write_parquet_frames(labelled(), path)
     return sc

@@ -70,6 +70,10 @@ class AuditSpec:
     report_records
         List the riskiest records' observed values in the report (which is then marked as
         holding record-level data); by default the report holds no record's values.
+    records
+        Write every record labelled (``release.parquet``; in memory, ``scores.csv`` and
+        ``release.csv``). ``False``: the verdict, the mapping, the report and the mechanism
+        only, no per-record file (the engine route then makes no second pass over the data).
     engine, table, write_table
         Where the records are counted and labelled; a database table; where the labelled
         records go (a new database table, or a ``.parquet``/``.csv`` path).
@@ -103,6 +107,7 @@ class AuditSpec:
     min_class_size: int = 1
     checks: bool = True
     report_records: bool = False
+    records: bool = True
     engine: str = "auto"
     table: str | None = None
     write_table: str | None = None
@@ -151,6 +156,13 @@ class AuditSpec:
         check_positive_int(self.min_class_size, "min_class_size")
         if self.max_levels is not None:
             check_positive_int(self.max_levels, "max_levels")
+        if not isinstance(self.records, bool):
+            raise ValidationError(f"`records` must be True or False; got {self.records!r}.")
+        if not self.records and self.write_table is not None:
+            raise ValidationError(
+                "`write_table` names where the labelled records go; with `records`=False none "
+                "are written: leave one of them out."
+            )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValidationError(f"`seed` must be a non-negative integer; got {self.seed!r}.")
 

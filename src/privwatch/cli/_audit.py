@@ -69,7 +69,7 @@ def _audit(o: dict[str, Any], talk: bool) -> tuple[Any, list[Path], Path]:
             warnings.simplefilter("ignore")
             result = run(spec, source, out=target, progress=step)
         step("writing the outputs")
-        written = write_audit(result, target, overwrite=True)
+        written = write_audit(result, target, overwrite=True, records=spec.records)
         if o["save_mechanism_to"] is not None:
             written.append(result.generalisation().save(o["save_mechanism_to"]))
     return result, written, target
@@ -113,6 +113,7 @@ def audit_command(
     min_class_size: Opt.min_class_size = 1,
     checks: Opt.checks = True,
     report_records: Opt.report_records = False,
+    records: Opt.records = True,
     sep: Opt.sep = ",",
     encoding: Opt.encoding = "utf-8",
     config: Opt.config = None,

@@ -122,6 +122,13 @@ class Opt:
             "marked as holding record-level data)."
         ),
     ]
+    records = Annotated[
+        bool,
+        typer.Option(
+            help="Write every record labelled (release.parquet, or scores.csv and release.csv); "
+            "--no-records: the verdict, mapping, report and mechanism only."
+        ),
+    ]
     sep = Annotated[str, typer.Option(help="Field separator of a CSV file.")]
     encoding = Annotated[str, typer.Option(help="Text encoding of a CSV or JSONL file.")]
     config = Annotated[

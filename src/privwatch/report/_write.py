@@ -178,7 +178,9 @@ def _with_rows(frame: pd.DataFrame, result: Audit) -> pd.DataFrame:
     return out
 
 
-def write_audit(result: Audit, out: Path, overwrite: bool = True) -> list[Path]:
+def write_audit(
+    result: Audit, out: Path, overwrite: bool = True, records: bool = True
+) -> list[Path]:
     """Write every output of the audit into ``out``; returns the paths written.
 
     Every route writes :data:`COMMON_FILES` (leakage.json, frontier.csv, the two figures and
@@ -189,13 +191,15 @@ def write_audit(result: Audit, out: Path, overwrite: bool = True) -> list[Path]:
     theirs while they ran (``Audit.written``). Files are first written to a hidden staging
     folder inside ``out`` and moved in only when all of them exist, ``report.html`` last, with
     SIGINT and SIGTERM held during the move; an interruption or a failure removes the staging
-    folder, so nothing half-written survives.
+    folder, so nothing half-written survives. ``records=False`` (``--no-records``): no
+    scores.csv nor release.csv.
     """
     out = Path(out)
     check_writable(out, overwrite)
-    names = COMMON_FILES if result.scores is None else OUTPUT_FILES
+    records = records and result.scores is not None and result.release is not None
+    names = OUTPUT_FILES if records else COMMON_FILES
     with staged_files(out, names) as staging:  # report.html is moved in last
-        if result.scores is not None and result.release is not None:
+        if records and result.scores is not None and result.release is not None:
             _with_rows(result.scores, result).to_csv(staging / "scores.csv")
             _with_rows(result.release, result).to_csv(staging / "release.csv")
         frontier = pd.DataFrame(result.leakage.get("frontier") or [])
