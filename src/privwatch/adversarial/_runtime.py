@@ -1,4 +1,5 @@
-"""CUDA-graph helpers shared by the adversarial trainers.
+"""CUDA-graph helpers shared by the adversarial trainers (defined in :mod:`privwatch._cuda_graph`,
+layer 0, so that the neural lift estimators warn with the same class).
 
 * :func:`capture` records one training epoch as a CUDA graph (or says why it could not);
 * :func:`warm_up` runs an eager epoch on a side stream, as graph capture requires;
@@ -9,33 +10,6 @@ Seeding, building and device helpers live in :mod:`privwatch._torch`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from .._torch import torch
+from .._cuda_graph import GraphFallbackWarning, capture, warm_up
 
 __all__ = ["GraphFallbackWarning", "capture", "warm_up"]
-
-
-class GraphFallbackWarning(UserWarning):
-    """A fit asked to run as a CUDA graph ran eagerly; the message says why."""
-
-
-def capture(body: Callable[[], None], what: str) -> tuple[Any, str | None]:
-    """Capture ``body`` as a CUDA graph: (graph, None), or (None, why it failed)."""
-    graph = torch.cuda.CUDAGraph()
-    try:
-        with torch.cuda.graph(graph):
-            body()
-    except RuntimeError as exc:  # e.g. an operation that cannot be captured
-        return None, f"capturing {what} failed ({str(exc).splitlines()[0]})"
-    return graph, None
-
-
-def warm_up(body: Callable[[], None], device: Any) -> None:
-    """Run ``body`` eagerly on a side stream of ``device`` (the warm-up CUDA graphs need)."""
-    side = torch.cuda.Stream(device=device)
-    side.wait_stream(torch.cuda.current_stream(device))
-    with torch.cuda.stream(side):
-        body()
-    torch.cuda.current_stream(device).wait_stream(side)

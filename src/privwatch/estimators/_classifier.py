@@ -87,6 +87,12 @@ class ClassifierLift(NeuralLift):
     def _init_members(self) -> None:
         self.temperatures_: list[float] = []
 
+    def _stackable(self) -> bool:
+        return self.classifier is None
+
+    def _stacked_loss(self) -> tuple[str, str | None]:
+        return "ce", None
+
     def _check_streamable(self) -> None:
         if self.classifier is not None:
             raise ValidationError(

@@ -55,6 +55,7 @@ from ..exceptions import ValidationError
 from ._lift import FloatArray, LiftModel
 from ._preprocess import as_frame
 from ._progress import progress_bar
+from ._stacking import LiftStack, fit_together, stackable
 
 __all__ = ["FLAG_RULES", "LiftScores", "bootstrap_spread", "cross_fit"]
 
@@ -143,13 +144,12 @@ def bootstrap_spread(
     m = min(n, max_rows)
     seeds = _seeds(estimator, n_bootstrap + 1)
     g = np.random.default_rng(seeds[0])
-    members: list[LiftModel] = []
-    with progress_bar(progress, "bootstrap", n_bootstrap) as advance:
-        for b in range(n_bootstrap):
-            idx = g.integers(0, n, size=m)
-            member = _with_seed(estimator.frozen_estimator(), seeds[b + 1])
-            members.append(member.fit(frame.iloc[idx].reset_index(drop=True), s[idx]))
-            advance()
+    members = [_with_seed(estimator.frozen_estimator(), seeds[b + 1]) for b in range(n_bootstrap)]
+    resamples = [g.integers(0, n, size=m) for _ in range(n_bootstrap)]
+    with progress_bar(progress, "bootstrap", 1) as advance:  # the refits train side by side
+        data = [(frame.iloc[idx].reset_index(drop=True), s[idx]) for idx in resamples]
+        fit_together(members, data)
+        advance()
     return members
 
 
@@ -185,8 +185,14 @@ def cross_fit(
     check_positive_int(max_bootstrap_rows, "max_bootstrap_rows")
     frame = as_frame(X).reset_index(drop=True)
     labels = np.asarray(s)
-    estimator.fit(frame, labels)
-    ll, between, fold, members = _out_of_fold(estimator, frame, labels, cv, n_repeats, progress)
+    stack = LiftStack()
+    if stackable(estimator):  # the full fit and the folds' train side by side
+        stack.add(estimator, frame, labels)
+    else:
+        estimator.fit(frame, labels)
+    ll, between, fold, members = _out_of_fold(
+        estimator, frame, labels, cv, n_repeats, progress, stack
+    )
     lower = np.full_like(ll, np.nan)
     upper = np.full_like(ll, np.nan)
     method = "none"
@@ -227,9 +233,12 @@ def _out_of_fold(
     cv: int,
     n_repeats: int,
     progress: bool,
+    stack: LiftStack,
 ) -> tuple[FloatArray, FloatArray, NDArray[np.int64], list[LiftModel]]:
     """Each record's log-lift averaged over the ``n_repeats`` fold models that did not see it,
-    the between-family variance of those models, its fold in the first split, and the models."""
+    the between-family variance of those models, its fold in the first split, and the models.
+    The fold models join ``stack`` (holding the full fit when it is stackable) and train with
+    it; models it cannot hold are fitted one by one."""
     from sklearn.model_selection import RepeatedStratifiedKFold
 
     codes = estimator._sensitive_codes(labels)
@@ -240,19 +249,24 @@ def _out_of_fold(
         )
     seeds = _seeds(estimator, cv * n_repeats + 1)
     folds = RepeatedStratifiedKFold(n_splits=cv, n_repeats=n_repeats, random_state=seeds[0])
+    splits = list(folds.split(np.zeros(len(frame)), codes))
+    members = [_with_seed(estimator.frozen_estimator(), seeds[j + 1]) for j in range(len(splits))]
+    for member, (tr, _) in zip(members, splits, strict=True):
+        if stackable(member):
+            stack.add(member, frame.iloc[tr], labels[tr])
+        else:
+            member.fit(frame.iloc[tr], labels[tr])
+    if stack.plans:
+        stack.fit()
     ll = np.zeros((len(frame), len(estimator.sensitive_labels_)))
     between = np.zeros_like(ll)  # the scoring fold models' between-family variance
     fold = np.empty(len(frame), dtype=np.int64)
-    members: list[LiftModel] = []
     with progress_bar(progress, "cross-fitting", cv * n_repeats) as advance:
-        for j, (tr, te) in enumerate(folds.split(np.zeros(len(frame)), codes)):
-            member = _with_seed(estimator.frozen_estimator(), seeds[j + 1])
-            member.fit(frame.iloc[tr], labels[tr])
+        for j, (member, (_, te)) in enumerate(zip(members, splits, strict=True)):
             ll[te] += _aligned(member, estimator, frame.iloc[te]) / n_repeats
             between[te] += model_variance(member, frame.iloc[te]) / n_repeats
             if j < cv:
                 fold[te] = j
-            members.append(member)
             advance()
     return ll, between, fold, members
 

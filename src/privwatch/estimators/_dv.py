@@ -104,6 +104,9 @@ class DVLift(NeuralLift):
         bound = joint - log_mean if self.objective == "dv" else joint - torch.exp(log_mean - 1.0)
         return -bound
 
+    def _stacked_loss(self) -> tuple[str, str | None]:
+        return self.objective, self.product
+
     def _raw(self, out: FloatArray) -> FloatArray:
         return out if self.objective == "dv" else out - 1.0
 

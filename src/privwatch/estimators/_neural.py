@@ -1,13 +1,15 @@
 """Shared machinery of the neural log-lift estimators: split, preprocessing, save / load.
 
-Training runs through privwatch's one trainer (:mod:`privwatch._trainer`, via
-:mod:`._neural_training`); torch is imported only when a model is fitted or loaded.
+Training runs through privwatch's one trainer (:mod:`privwatch._trainer`): the ensemble
+members side by side as one stacked program (:mod:`._stacking`, :mod:`._stacked_lift`), or one
+after another (:mod:`._neural_training`); saving and loading are in :mod:`._neural_saved`.
+torch is imported only when a model is fitted or loaded.
 """
 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +20,6 @@ from numpy.typing import ArrayLike
 from .._base import check_is_fitted
 from .._device import resolve_device
 from .._rng import RNGLike
-from .._serialization import check_array, read_model, reconstructing, write_model
 from .._validation import (
     check_nonnegative,
     check_open_fraction,
@@ -30,8 +31,8 @@ from ..engines import write_parquet_frames
 from ..exceptions import ValidationError
 from ._base import LiftEstimator
 from ._lift import FloatArray, normalize_log_lift
+from ._neural_saved import SavedNetworks
 from ._preprocess import TabularPreprocessor, as_frame
-from ._saved_state import checked_preprocessor, checked_prior, mlp_shapes
 from ._stream_fit import scan_source, score_batches
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ ACTIVATIONS = ("relu", "tanh", "elu", "softplus")  # those of privwatch._torch.m
 __all__ = ["NeuralLift"]
 
 
-class NeuralLift(LiftEstimator):
+class NeuralLift(SavedNetworks, LiftEstimator):
     """Base of the torch estimators: subclasses define ``_n_outputs``, ``_loss`` and
     ``_log_lift_from_outputs``."""
 
@@ -118,10 +119,34 @@ class NeuralLift(LiftEstimator):
         Every draw comes from ``rng``: the splits from NumPy, the batches and the product
         shuffles from a local ``torch.Generator``; the initial weights and dropout masks, which
         torch draws from its global generator, inside :func:`privwatch._torch.seeded_global_rng`
-        (the caller's torch state is restored). Same ``rng``, same estimator.
+        (the caller's torch state is restored). Same ``rng``, same estimator. The ensemble
+        members train side by side as one stacked program
+        (:mod:`privwatch.estimators._stacked_lift`); each is the network its own fit would
+        give, up to float rounding.
         """
-        from .._torch import torch  # torch and the trainer only when a model is fitted
-        from ._neural_training import fit_members
+        from ._stacking import LiftStack, stacking
+
+        if stacking():
+            LiftStack().add(self, X, s).fit()
+            return self
+        from ._neural_training import fit_members  # one network after another
+
+        x_all, s_all, draw, dev = self._prepare_memory(X, s)
+
+        def tensors(g: np.random.Generator) -> tuple[Any, tuple[Any, Any]]:
+            rows, validation = draw(g)
+            return (x_all[rows], s_all[rows]), validation
+
+        fit_members(self, int(x_all.shape[1]), tensors, dev)
+        return self
+
+    def _prepare_memory(
+        self, X: pd.DataFrame | ArrayLike, s: ArrayLike
+    ) -> tuple[Any, Any, Callable[[np.random.Generator], tuple[Any, tuple[Any, Any]]], Any]:
+        """Check the settings, fit the labels, prior and preprocessing; return the features
+        and codes of all records (tensors on the device), the members' draw (a permutation
+        from the generator: the training rows and the validation pair) and the device."""
+        from .._torch import torch  # torch only when a model is fitted
 
         self._check()
         dev = resolve_device(self.device)
@@ -135,10 +160,18 @@ class NeuralLift(LiftEstimator):
         def draw(g: np.random.Generator) -> tuple[Any, tuple[Any, Any]]:
             order = torch.as_tensor(g.permutation(len(frame)), device=dev)
             val, tr = order[:n_val], order[n_val:]
-            return (x_all[tr], s_all[tr]), (x_all[val], s_all[val])
+            return tr, (x_all[val], s_all[val])
 
-        fit_members(self, int(x_all.shape[1]), draw, dev)
-        return self
+        return x_all, s_all, draw, dev
+
+    def _stackable(self) -> bool:
+        """True: the members train in a stack (:mod:`privwatch.estimators._stacking`)."""
+        return True
+
+    def _stacked_loss(self) -> tuple[str, str | None]:
+        """The loss of a stacked fit: ``("ce", None)``, ``("dv", product)`` or
+        ``("nwj", product)`` (:meth:`StackedLiftTrainer.member_losses`)."""
+        raise NotImplementedError
 
     def _start_members(self, dev: Any) -> None:
         """Empty the per-member results before training (and put the log-prior on ``dev``)."""
@@ -197,11 +230,11 @@ class NeuralLift(LiftEstimator):
           sensitive value with few row groups is shuffled only within the buffer: write it in
           row groups smaller than ``shuffle_rows`` (or shuffled).
 
-        Memory: the network, one slice of ``read_rows`` records (one row group's column chunks
-        for the Parquet reader), the buffer and the validation records; none grows with the
-        table. Same ``rng`` and the same pieces, same estimator, bit for bit: a Parquet file
-        and the DataFrame of its rows cut at the same row-group boundaries give identical
-        networks. ``progress=True`` shows the statistics pass and each member's epochs.
+        The members train side by side (one stacked program, each reading its own stream).
+        Memory, per member: its network, one slice of ``read_rows`` records, its buffer and
+        validation records; none grows with the table. Same ``rng`` and pieces, same
+        estimator, bit for bit (a Parquet file or the DataFrame of its rows cut at the same
+        row-group boundaries).
 
         ``leave_out_fold=(folds, seed, k)`` leaves the records of fold ``k`` out of the
         statistics, the training and the validation (the fold of a record is
@@ -224,13 +257,18 @@ class NeuralLift(LiftEstimator):
         >>> est.log_lift(df[["x", "c"]]).shape
         (2000, 2)
         """
-        from ._neural_training import fit_members  # torch, on demand
-        from ._stream_training import StreamLiftTrainer
+        from ._stacking import LiftStack, stacking
 
         settings = (read_rows, shuffle_rows, max_validation_rows, leave_out_fold)
         members = self._streamed_members(source, sensitive, observed, *settings)
-        n_in = self.preprocessor_.n_features_
-        fit_members(self, n_in, members, members.device, " (streamed)", StreamLiftTrainer)
+        if stacking():
+            LiftStack().add_streamed(self, members).fit()
+            return self
+        from ._neural_training import fit_members  # one network after another
+        from ._stream_training import StreamLiftTrainer
+
+        n_in, dev = self.preprocessor_.n_features_, members.device
+        fit_members(self, n_in, members, dev, " (streamed)", StreamLiftTrainer)
         return self
 
     def _streamed_members(
@@ -308,80 +346,3 @@ class NeuralLift(LiftEstimator):
         outs = self._outputs(X)
         ll = np.mean([self._member_log_lift(k, o) for k, o in enumerate(outs)], axis=0)
         return normalize_log_lift(ll, self.prior_)
-
-    # ------------------------------------------------------------------ persistence
-    def _extra_state(self) -> dict[str, Any]:
-        return {}
-
-    def _load_extra_state(self, state: dict[str, Any]) -> None:
-        return None
-
-    def save(self, path: str | Path) -> None:
-        """Write ``path``: a checksummed privwatch model file (JSON parameters, preprocessing and
-        labels; the weights as checksummed arrays; see :mod:`privwatch._serialization`).
-        Loading never executes code."""
-        check_is_fitted(self, "models_")
-        params = self.get_params()
-        params["hidden"] = [int(h) for h in params["hidden"]]
-        params["rng"] = None
-        params["device"] = "cpu"
-        state = {
-            "params": params,
-            "sensitive_labels": list(self.sensitive_labels_),
-            "preprocessor": self.preprocessor_.to_dict(),
-            "extra": self._extra_state(),
-        }
-        arrays = {"prior": np.asarray(self.prior_, dtype=np.float64)}
-        for k, m in enumerate(self.models_):
-            for name, v in m.state_dict().items():
-                arrays[f"{k}.{name}"] = v.detach().cpu().contiguous().numpy()
-        write_model(path, type(self).__name__, state, arrays)
-
-    @classmethod
-    def load(cls, path: str | Path) -> NeuralLift:
-        """Load a file written by :meth:`save`; a tampered or truncated file raises
-        :class:`~privwatch.exceptions.TamperedFileError` (sizes beyond the memory budget
-        :class:`~privwatch.exceptions.MemoryBudgetError`) before any network is built."""
-        state, arrays = read_model(path, cls.__name__)
-        with reconstructing(path):
-            est = cls(**state["params"])
-            est._check()
-            if est.device != "cpu":
-                raise ValueError("a saved estimator loads on the CPU")
-            est.sensitive_labels_ = list(state["sensitive_labels"])
-            est.preprocessor_ = checked_preprocessor(state["preprocessor"])
-            est.prior_ = checked_prior(path, arrays, len(est.sensitive_labels_))
-            if not 0 < est.n_ensemble <= len(arrays) or len(est.hidden) > len(arrays):
-                raise ValueError("more ensemble members or layers than stored weights")
-            shapes = mlp_shapes(
-                est.preprocessor_.n_features_, est.hidden, est._n_outputs(), est.dropout
-            )
-            expected = {f"{k}.{n}": s for k in range(est.n_ensemble) for n, s in shapes}
-            stored = {n: a.shape for n, a in arrays.items() if n != "prior"}
-            if stored != expected:
-                raise ValueError("the stored weights do not match the saved architecture")
-            for name in expected:
-                check_array(path, arrays, name, ndim=len(expected[name]))
-            est._load_extra_state(state["extra"])
-        est.models_ = [est._member(arrays, k) for k in range(est.n_ensemble)]
-        from .._torch import torch
-
-        est._log_prior = torch.as_tensor(np.log(est.prior_), dtype=torch.float32)
-        return est
-
-    def _member(self, arrays: dict[str, Any], k: int) -> Any:
-        """Network ``k`` built and filled from checked arrays of matching shapes."""
-        from .._torch import mlp, torch
-
-        n_in = self.preprocessor_.n_features_
-        model = mlp(n_in, self.hidden, self._n_outputs(), self.dropout, self.activation)
-        prefix = f"{k}."
-        model.load_state_dict(
-            {
-                n[len(prefix) :]: torch.from_numpy(a)
-                for n, a in arrays.items()
-                if n.startswith(prefix)
-            }
-        )
-        model.eval()
-        return model

@@ -7,15 +7,25 @@ not import torch.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._rng import check_rng
 from .._torch import generator_from, mlp, seeded_global_rng, torch
-from .._trainer import EarlyStopping, ProgressBar, Trainer
+from .._trainer import EarlyStopping, History, ProgressBar, Trainer
 
-__all__ = ["LiftTrainer", "MemberDraw", "fit_members", "train_member"]
+if TYPE_CHECKING:
+    from ._stacked_lift import MemberPlan
+
+__all__ = [
+    "LiftTrainer",
+    "MemberDraw",
+    "finish_members",
+    "fit_members",
+    "plan_members",
+    "train_member",
+]
 
 #: ``draw(g)``: one member's training data and its validation pair, drawn from ``g``
 MemberDraw = Callable[[np.random.Generator], tuple[Any, tuple[Any, Any]]]
@@ -151,3 +161,46 @@ def fit_members(
         est.best_epochs_.append(best)
         est.models_.append(model)
         est._after_fit(k, x_val, s_val)
+
+
+def _global_state_generator(dev: Any) -> Any:
+    """A local generator in the state of torch's global one on ``dev`` (the generator its
+    dropout masks would come from next)."""
+    gen = torch.Generator(device=dev)
+    gen.set_state(torch.cuda.get_rng_state(dev) if dev.type == "cuda" else torch.get_rng_state())
+    return gen
+
+
+def plan_members(
+    est: Any, n_in: int, draw: MemberDraw, dev: Any, group: int | None = None
+) -> list[MemberPlan]:
+    """The ``n_ensemble`` members of ``est`` ready to train in a stack
+    (:mod:`~privwatch.estimators._stacked_lift`): the draws of :func:`fit_members`, in its
+    order (each member's data, batch generator and weight seed), and its network with those
+    initial weights; with dropout, a generator where the member's dropout masks would start.
+    ``group`` is the index of ``est``'s features in an in-memory stack."""
+    from ._stacked_lift import MemberPlan
+
+    g = check_rng(est.rng)
+    est._start_members(dev)
+    plans: list[MemberPlan] = []
+    for k in range(est.n_ensemble):
+        train, validation = draw(g)
+        est.validation_sizes_.append(len(validation[1]))
+        gen = generator_from(g, dev)
+        with seeded_global_rng(int(g.integers(0, 2**62)), dev):
+            model = mlp(n_in, est.hidden, est._n_outputs(), est.dropout, est.activation).to(dev)
+            dropout_gen = _global_state_generator(dev) if est.dropout > 0 else None
+        plans.append(MemberPlan(est, k, model, gen, dropout_gen, train, validation, group))
+    return plans
+
+
+def finish_members(plans: list[MemberPlan], results: list[tuple[History, int]]) -> None:
+    """Give each estimator its trained members (in member order) with their histories and
+    best epochs, and run its post-training step (calibration, diagnostics) on each."""
+    for plan, (history, best) in zip(plans, results, strict=True):
+        est = plan.estimator
+        est.histories_.append(history)
+        est.best_epochs_.append(best)
+        est.models_.append(plan.model)
+        est._after_fit(plan.index, *plan.validation)

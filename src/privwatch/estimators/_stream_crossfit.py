@@ -6,7 +6,10 @@ cross-fitted here in the same spirit. Fold ``k`` holds the records whose row pos
 has :func:`privwatch.engines.fold_of` ``(r, K, seed) == k`` (the folds of the engines' counts).
 Member ``k`` is a clone of the estimator fitted by :meth:`NeuralLift.fit_source` on the other
 folds (``leave_out_fold=(K, seed, k)``), so the memory bound of a streamed fit holds for each;
-the training time is about K times that of one fit on all records.
+the training time is about K times that of one fit on all records. The members of every
+fold (and their ensemble members) train side by side as one stacked program
+(:mod:`privwatch.estimators._stacked_lift`): each fold's statistics pass first, then every
+epoch steps all the networks together, each reading its own stream.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from .._rng import check_rng
 from ..engines import ROW_COLUMN, fold_of
 from ..exceptions import ValidationError
 from ._lift import risk_of
+from ._stacking import LiftStack, stacking
 from ._stream_source import SourceReader
 
 if TYPE_CHECKING:
@@ -111,18 +115,27 @@ def cross_fit_source(
     else:
         g = check_rng(estimator.rng)
         seeds = [int(v) for v in g.integers(0, 2**62, size=folds)]
+    settings = (read_rows, shuffle_rows, max_validation_rows)
+    stacked = stacking()
+    stack = LiftStack()
     members: list[NeuralLift] = []
     for k in range(folds):
         member = clone(estimator).set_params(rng=seeds[k])
-        member.fit_source(
-            source,
-            sensitive,
-            observed,
-            read_rows=read_rows,
-            shuffle_rows=shuffle_rows,
-            max_validation_rows=max_validation_rows,
-            leave_out_fold=(folds, seed, k),
-        )
+        if stacked:  # the statistics pass now; the members of every fold train together below
+            streamed = member._streamed_members(
+                source, sensitive, observed, *settings, (folds, seed, k)
+            )
+            stack.add_streamed(member, streamed)
+        else:
+            member.fit_source(
+                source,
+                sensitive,
+                observed,
+                read_rows=read_rows,
+                shuffle_rows=shuffle_rows,
+                max_validation_rows=max_validation_rows,
+                leave_out_fold=(folds, seed, k),
+            )
         if members and member.sensitive_labels_ != members[0].sensitive_labels_:
             first, now = members[0].sensitive_labels_, member.sensitive_labels_
             absent = sorted(set(map(str, first)) ^ set(map(str, now)))
@@ -131,4 +144,6 @@ def cross_fit_source(
                 f"(fold {k} of {folds}): use fewer folds or merge the rarest values."
             )
         members.append(member)
+    if stack.plans:
+        stack.fit()
     return CrossFittedSource(members, int(folds), int(seed), list(members[0].sensitive_labels_))
