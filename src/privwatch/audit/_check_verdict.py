@@ -200,5 +200,6 @@ def smallest_met(
             break
     return judged, (
         f"no epsilon from the release's in-sample worst log-lift ({start:.4g} nats) up to "
-        f"{max(top, first):g} is met; the last one tried is shown"
+        f"{judged.epsilon:g} is met (larger ones protect no more values); the last one tried "
+        "is shown"
     )
