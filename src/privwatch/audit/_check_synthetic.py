@@ -50,7 +50,9 @@ def _text(frame: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
 
 
 def _keys(frame: pd.DataFrame) -> pd.Index:
-    return pd.Index(frame.astype(str).agg("\x1f".join, axis=1))
+    joined: pd.Series = frame.astype(str).agg("\x1f".join, axis=1)
+    index: pd.Index = pd.Index(joined.to_numpy())
+    return index
 
 
 def _verbatim(orig: pd.DataFrame, syn: pd.DataFrame) -> float:
@@ -194,7 +196,7 @@ def synthetic_audit(
             "knowledge, scored on the original records (targets) and on records the "
             "generator never saw (control)",
             "n_targets": len(orig),
-            "n_control": len(ctl),
+            "n_control": len(control),
             "attributes": fig["attack"],
         },
     }

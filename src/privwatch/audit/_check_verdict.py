@@ -89,7 +89,7 @@ def count_release(aligned: Aligned, folds: int, seed: int) -> FixedRelease:
         counts,
         [tuple(str(x) for x in v) for v in s_uniques],
     )
-    stars = np.flatnonzero((released[obs] == SUPPRESSED).all(1).to_numpy())
+    stars = np.flatnonzero((released[obs] == SUPPRESSED).all(axis=1).to_numpy())
     star = int(cell[stars[0]]) if len(stars) else n_cells
     return FixedRelease(table, cell[first], n_cells, star, cell, tup, tup[first], folds)
 
