@@ -168,6 +168,11 @@ class LiftBox:
         )
         group_size = np.bincount(self.groups).astype(float)
         self.alpha = 0.5 * group_size[self.groups] * self.prior  # per projected value
+        # the box with the 1e-12 tolerance on the log-lift, for tests without logarithms
+        tol = self.epsilon + 1e-12
+        self._hi_tol = np.exp(tol) * self.prior
+        self._lo_tol = np.exp(-tol) * self.prior if disclosure == "both" else None
+        self._linear = bool((self.prior > 0).all())
 
     def bounds(self, cells: FloatArray) -> tuple[FloatArray, FloatArray]:
         """Lower and upper credible bounds of every projected sensitive share of each cell."""
@@ -206,7 +211,7 @@ class LiftBox:
         The bounds are not inverted: the q-quantile of a Beta(a, b) share exceeds ``hi`` exactly
         when its CDF at ``hi`` is below q (:func:`scipy.special.betainc`, far cheaper than its
         inverse), and only the cells that pass on their plug-in posterior are tested."""
-        out = np.asarray(self.worst(cells) > self.epsilon + 1e-12)
+        out = self._breaks_plugin(np.asarray(cells, dtype=float))
         if self.confidence is None:
             return out
         from scipy.special import betainc
@@ -223,6 +228,19 @@ class LiftBox:
         out = out.copy()
         out[check] = (high_out | low_out).any(-1)
         return out
+
+    def _breaks_plugin(self, cells: FloatArray) -> np.ndarray:
+        """``worst(cells) > epsilon + 1e-12`` without logarithms or divisions: a share x / n of
+        a cell leaves the box when x > n p e^(epsilon + 1e-12) (or, two-sided, x < n p
+        e^-(epsilon + 1e-12)); an empty cell (its posterior is the prior) never does."""
+        if not self._linear:
+            return np.asarray(self.worst(cells) > self.epsilon + 1e-12)
+        proj = cells if self._identity else cells @ self.projection
+        size = cells.sum(-1, keepdims=True)
+        out = (proj > size * self._hi_tol).any(-1)
+        if self._lo_tol is not None:
+            out |= (proj < size * self._lo_tol).any(-1)
+        return np.asarray(out)
 
     def _beta(self, cells: FloatArray) -> tuple[FloatArray, FloatArray]:
         """The Beta posterior parameters of every projected sensitive share of each cell."""

@@ -254,12 +254,53 @@ def choose_suppression(
     return best
 
 
-@dataclass
 class NodeResult:
-    levels: tuple[int, ...]
-    information: float
-    suppressed_share: float
-    plan: Plan
+    """The best release at one lattice node: its levels, the information it keeps, the share of
+    records it suppresses, and (built on first use: the search evaluates many nodes and keeps
+    one) its :class:`Plan`."""
+
+    def __init__(
+        self,
+        levels: tuple[int, ...],
+        information: float,
+        suppressed_share: float,
+        plan: Plan | None = None,
+        *,
+        suppressed_rows: np.ndarray | None = None,
+    ) -> None:
+        self.levels, self.information, self.suppressed_share = levels, information, suppressed_share
+        self._plan, self._suppressed_rows = plan, suppressed_rows
+
+    @property
+    def plan(self) -> Plan:
+        if self._plan is None:
+            assert self._suppressed_rows is not None
+            n_rows = self._suppressed_rows.shape[0]
+            lv = np.tile(np.asarray(self.levels, dtype=np.int64), (n_rows, 1))
+            # the Plan rule holds: the all-'*' class is forced into the suppressed ones
+            self._plan = Plan(lv, self._suppressed_rows)
+        return self._plan
+
+
+def _node_information(
+    space: ReleaseSpace,
+    cell_of: IntArray,
+    n_cells: int,
+    counts: FloatArray,
+    sizes: FloatArray,
+    merged: np.ndarray | None = None,
+) -> float:
+    """:func:`information` of a node's cells, the ``merged`` ones as one cell; without a useful
+    column, the entropy of the cell ``sizes`` (records per cell) directly."""
+    if space.table.useful is not None:
+        cells = cell_of if merged is None else np.where(merged[cell_of], n_cells, cell_of)
+        return information(space, cells, n_cells + 1, counts)
+    n = float(sizes.sum())
+    if n <= 0:
+        return 0.0
+    if merged is not None and merged.any():
+        sizes = np.append(sizes[~merged], sizes[merged].sum())
+    return entropy_of_sizes(sizes, n)
 
 
 def evaluate_node(
@@ -278,10 +319,11 @@ def evaluate_node(
     suppressed, and all of them count against ``max_suppressed``.
     """
     cell_of, n_cells = space.node_cells(levels)
-    bound = information(space, cell_of, n_cells, counts)
     ct = cell_counts(cell_of, n_cells, counts)
-    n = float(counts.sum())
-    forced = ct.sum(1) < (min_class_size - 1e-9 if min_class_size > 1 else 0.0)
+    sizes = ct.sum(1)
+    bound = _node_information(space, cell_of, n_cells, counts, sizes)
+    n = float(sizes.sum())
+    forced = sizes < (min_class_size - 1e-9 if min_class_size > 1 else 0.0)
     star = space.node_star(levels)
     if star is not None:
         forced[cell_of[star]] = True
@@ -289,13 +331,10 @@ def evaluate_node(
     if sup_cells is None:
         return bound, None
     # classes without a fitted record (only in held-out data) have no estimate: suppressed
-    sup_cells = sup_cells | (ct.sum(1) <= 0)
-    lv = np.tile(np.asarray(levels, dtype=np.int64), (space.table.codes.shape[0], 1))
-    plan = Plan(lv, sup_cells[cell_of])  # the Plan rule holds: the all-'*' class is forced
-    # the suppressed classes become one cell (at the all-* node there is one class anyway)
-    value = information(space, np.where(plan.suppressed, n_cells, cell_of), n_cells + 1, counts)
-    share = plan.suppressed_records(counts) / n if n > 0 else 0.0
-    return bound, NodeResult(levels, value, share, plan)
+    sup_cells = sup_cells | (sizes <= 0)
+    value = _node_information(space, cell_of, n_cells, counts, sizes, sup_cells)
+    share = float(sizes[sup_cells].sum()) / n if n > 0 else 0.0
+    return bound, NodeResult(levels, value, share, suppressed_rows=sup_cells[cell_of])
 
 
 def search_global(
