@@ -34,6 +34,14 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 
+def _entropy_terms(sizes: FloatArray, total: float) -> FloatArray:
+    """-p log p of every cell of ``sizes`` records out of ``total`` (0 for an empty cell), as
+    :func:`~privwatch.release._search.cell_information` gives them without a useful column."""
+    p = sizes / total
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(p > 0, -p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+
+
 def _best_splits(
     space: ReleaseSpace,
     part: IntArray,
@@ -73,8 +81,11 @@ def _best_splits(
         rest_ok = (rest_size <= 0) | (~box.breaks(rest) & ((rest_size >= least) | exempt))
         any_valid = cell_counts(part, n_parts, row_valid.astype(float)) > 0
         # after: valid children apart, the remainder as one cell
-        cell = np.where(row_valid, child, n_child + part)
-        after = cell_information(space, cell, n_child + n_parts, counts, total)
+        if space.table.useful is None:  # entropy terms of the cell sizes, directly
+            after = _entropy_terms(np.concatenate([np.where(valid, size, 0.0), rest_size]), total)
+        else:
+            cell = np.where(row_valid, child, n_child + part)
+            after = cell_information(space, cell, n_child + n_parts, counts, total)
         owner = np.empty(n_child + n_parts, dtype=np.int64)
         owner[child] = part
         owner[n_child:] = np.arange(n_parts)
