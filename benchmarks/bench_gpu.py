@@ -1,4 +1,4 @@
-"""CPU (2 threads) vs CUDA eager vs CUDA graph for the learned mechanisms (issue 22).
+"""CPU (2 threads) vs CUDA eager vs CUDA graph for the learned mechanisms (issues 22, 34).
 
 (a) the PPAN useful-data curve (symmetric pair m = 10, p = 0.4, 1,000 samples per point, the
     experiment's settings: batch 100, 5 adversary steps, steps 0.05 / 0.1) at 20 and 200 points x
@@ -11,6 +11,15 @@
     over ``--obf-iters`` iterations.
 (c) ClassifierLift on 2,000,000 x 10 rows: measured only when ClassifierLift takes ``device=``.
 (d) the digits PPAN (the experiment's networks, lambda = 10, 60 epochs): seconds per point.
+(e) issue 34, stacked obfuscators: 8 Gowalla obfuscators (4 budgets x 2 seeds, the settings of
+    (b)) as one stacked program: seconds per Algorithm-1 iteration for all 8, on the CPU
+    (2 threads) stacked and one after another, and on CUDA stacked (eager and graph).
+(f) issue 34, the digits curve: seeds x lambdas PPANs (the experiment's networks, gamma = 0)
+    as one stacked program: seconds for the curve, CPU (2 threads) stacked and one after another
+    cut to ``--cpu-epochs`` epochs and scaled, CUDA stacked (eager and graph) at 60 epochs.
+
+Each family is one function below; the CPU figures of a family are measured in the same run
+as its CUDA figures.
 
 Run: python benchmarks/bench_gpu.py [--quick] [--out FILE]
 """
@@ -131,13 +140,133 @@ def digits_point(device: str, epochs: int) -> float:
     return time.perf_counter() - t0
 
 
+def obfuscators_stacked(
+    device: str, iters: int, hits: int, graph: bool, stack: bool = True
+) -> dict[str, Any]:
+    """(e): 8 Gowalla obfuscators (4 budgets x 2 seeds) fitted by ``fit_many``; seconds per
+    iteration (for all 8) and their held-out accuracies."""
+    from privwatch.datasets import load_gowalla_paris
+
+    data = load_gowalla_paris(rng=0)
+    models = [
+        Obfuscator(
+            budget,
+            hits=hits,
+            generator_epochs=100,
+            max_iter=iters,
+            patience=iters + 1,
+            rng=seed,
+            device=device,
+            cuda_graph=graph,
+        )
+        for seed in (0, 1)
+        for budget in (518.0, 800.0, 1150.0, 1500.0)
+    ]
+    _sync()
+    t0 = time.perf_counter()
+    fitted = fit_many(models, (data.train, data.train_sensitive), stack=stack)
+    _sync()
+    seconds = time.perf_counter() - t0
+    return {
+        "seconds_per_iter": seconds / iters,
+        "val_accuracy": [m.val_accuracy_ for m in fitted],
+        "graph": [m.cuda_graph_ for m in fitted],
+    }
+
+
+def digits_curve(
+    device: str, seeds: int, points: int, epochs: int, graph: bool, stack: bool = True
+) -> tuple[float, list[float]]:
+    """(f): seconds for ``seeds`` x ``points`` digits PPANs (lambda from 40 down to 1, gamma
+    = 0) fitted by ``fit_many``, and each one's last-epoch adversary log-likelihood."""
+    from privwatch.adversarial import CategoricalAdversary, SeedNoiseMechanism
+    from privwatch.datasets import load_digit_images
+
+    data = load_digit_images(None, rng=0)
+    n_pix = data.train.shape[1]
+
+    def ce(y: Any, z: Any) -> Any:
+        z = z.clamp(1e-6, 1 - 1e-6)
+        return -(y * z.log() + (1 - y) * (1 - z).log()).mean(dim=1)
+
+    models = []
+    for seed in range(seeds):
+        for lam in np.geomspace(40.0, 1.0, points):
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(seed)
+                mech = SeedNoiseMechanism(n_pix, n_pix, hidden=(256, 256), noise_dim=20)
+                mech.net = torch.nn.Sequential(
+                    *[torch.nn.Tanh() if isinstance(m, torch.nn.ReLU) else m for m in mech.net],
+                    torch.nn.Sigmoid(),
+                )
+                adv = CategoricalAdversary(n_pix, 10, hidden=(256, 256))
+            models.append(
+                PPAN(
+                    mech,
+                    adv,
+                    ce,
+                    lam=float(lam),
+                    penalty="lagrangian",
+                    epochs=epochs,
+                    batch_size=100,
+                    lr=1e-3,
+                    rng=seed,
+                    device=device,
+                    cuda_graph=graph,
+                )
+            )
+    data_t = (data.train, data.train_sensitive, data.train)
+    _sync()
+    t0 = time.perf_counter()
+    fitted = fit_many(models, data_t, stack=stack)
+    _sync()
+    return time.perf_counter() - t0, [m.history_[-1]["log_likelihood"] for m in fitted]
+
+
+def family_e(args: Any, cuda: bool) -> dict[str, Any]:
+    """(e) stacked obfuscators: CPU stacked and one after another (2 iterations: the first
+    has no generator steps), CUDA (``--obf-iters`` iterations)."""
+    hits, iters = (5, 1) if args.quick else (500, args.obf_iters)
+    cpu_iters = 1 if args.quick else 2
+    row: dict[str, Any] = {"hits": hits, "models": 8, "cpu_iterations": cpu_iters}
+    for stack in (True, False):
+        key = "cpu_stacked" if stack else "cpu_one_after_another"
+        res = obfuscators_stacked("cpu", cpu_iters, hits, False, stack)
+        row[f"{key}_seconds_per_iter"] = res["seconds_per_iter"]
+    if cuda:
+        for graph in (False, True):
+            key = "cuda_graph" if graph else "cuda_eager"
+            res = obfuscators_stacked("cuda", iters, hits, graph)
+            row[f"{key}_seconds_per_iter"] = res["seconds_per_iter"]
+            row[f"{key}_graph_used"] = all(res["graph"])
+    return row
+
+
+def family_f(args: Any, cuda: bool) -> dict[str, Any]:
+    """(f) the digits curve: CPU stacked and one after another (cut, scaled), CUDA."""
+    seeds, points = (1, 2) if args.quick else (5, 20)
+    full = 2 if args.quick else 60
+    cut = 1 if args.quick else max(1, args.cpu_epochs // 10)
+    row: dict[str, Any] = {"seeds": seeds, "points": points, "full_epochs": full, "cpu_epochs": cut}
+    for stack in (True, False):
+        key = "cpu_stacked" if stack else "cpu_one_after_another"
+        seconds, _ = digits_curve("cpu", seeds, points, cut, False, stack)
+        row[f"{key}_scaled_seconds"] = seconds * full / cut
+    if cuda:
+        digits_curve("cuda", 1, 2, 1, False)  # warm-up
+        for graph in (False, True):
+            key = "cuda_graph" if graph else "cuda_eager"
+            row[f"{key}_seconds"], _ = digits_curve("cuda", seeds, points, full, graph)
+    return row
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="tiny sizes (a smoke test)")
     ap.add_argument("--cpu-epochs", type=int, default=30)
     ap.add_argument("--obf-iters", type=int, default=3)
     ap.add_argument("--obf-full", action="store_true", help="(b): also the whole 300-iteration fit")
-    ap.add_argument("--only", default="abcd")
+    ap.add_argument("--only", default="abcdef")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     torch.set_num_threads(2)
@@ -199,6 +328,13 @@ def main() -> None:
             row["cuda_eager_seconds_per_point"] = digits_point("cuda", epochs)
         out["digits_ppan"] = row
         print("digits", row, flush=True)
+    for key, name, family in (
+        ("e", "stacked_obfuscators", family_e),
+        ("f", "digits_curve", family_f),
+    ):
+        if key in args.only:
+            out[name] = family(args, cuda)
+            print(name, out[name], flush=True)
     text = json.dumps(out, indent=1)
     print(text)
     if args.out:

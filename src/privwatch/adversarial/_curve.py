@@ -110,7 +110,9 @@ def fit_many(
                 f"({len(models)}); got {len(samples)} entries."
             )
     groups = _groups(models, samples) if stack else [[i] for i in range(len(models))]
-    chunks, order = [], []  # each stackable group: n_jobs stacked runs, one per core
+    # each stackable group: n_jobs stacked runs, one per core
+    chunks: list[tuple[list[Any], list[Data]]] = []
+    order: list[int] = []
     for idx in groups:
         for part in np.array_split(np.asarray(idx), min(n_jobs, len(idx))):
             chunks.append(([models[i] for i in part], [samples[i] for i in part]))

@@ -30,7 +30,7 @@ from .._trainer import Callback, History
 __all__ = ["MemberCallbacks", "MemberView", "Stack", "same_architecture"]
 
 
-class _Method(torch.nn.Module):  # type: ignore[misc,name-defined]
+class _Method(torch.nn.Module):  # type: ignore[misc]
     """``forward`` calls the method ``name`` of ``inner`` (so that functional_call reaches
     any method of a module, not only its forward)."""
 
@@ -147,7 +147,7 @@ class MemberCallbacks(Callback):
     def __init__(self, models: Sequence[Any], callbacks: Sequence[Sequence[Callback]]) -> None:
         self.callbacks = [list(c) for c in callbacks]
         self.histories = [History() for _ in models]
-        self.views = [
+        self.views: list[Any] = [
             SimpleNamespace(model=m, history=h) for m, h in zip(models, self.histories, strict=True)
         ]
         self.active = [True] * len(models)
