@@ -183,7 +183,11 @@ def test_cli_writes_the_audits_files_and_exits_with_the_verdict(tmp_path: Path) 
     jsonschema.validate(doc, SCHEMA)
     assert doc["check"]["kind"] == "aligned" and doc["check"]["release_name"] == "rel.csv"
     assert doc["status"] == "not_met" and doc["release"]["method"] == "external"
-    assert (out / "report.html").read_text().count("NOT MET") >= 1
+    page = (out / "report.html").read_text()
+    assert page.count("NOT MET") >= 1
+    # the report's advice is for a release made elsewhere: no "publish release.csv", no watchdog
+    assert "Do not publish this release as it stands" in page
+    assert "Publish release.csv" not in page and "privacy watchdog" not in page
 
 
 def test_cli_error_leaves_nothing_behind(tmp_path: Path) -> None:

@@ -73,6 +73,14 @@ def next_steps(result: Audit) -> list[str]:
             "Use the plug-in estimator (discrete or binned columns) to get a searched release "
             "with a held-out check, the classic measures and an attack."
         ]
+    if found.method == "external":  # a release made elsewhere, judged by privwatch check
+        if found.satisfied:
+            return ["The checked release is met as it stands: nothing to change before publishing."]
+        return [
+            "Do not publish this release as it stands. privwatch audit ORIGINAL searches a "
+            "release of the same records that is met at this epsilon (or says why none is); "
+            "or re-release with coarser generalisation in the tool that made it and check again."
+        ]
     if found.satisfied:
         return [
             "Publish release.csv, and release next month's records through the same "
@@ -295,6 +303,7 @@ def render_report(result: Audit, images: Path, max_rows: int = 25) -> str:
     counts = risk_counts(result.risk, result.risk_weight)
     html: str = template.render(
         findings=_findings(result),
+        checked=result.found is not None and result.found.method == "external",
         summary=result.summary,
         n=n,
         n_fmt=f"{n:,}",
