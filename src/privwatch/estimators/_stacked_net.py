@@ -132,7 +132,7 @@ class StackedOptimizer:
             if p.grad is not None:
                 p.grad.zero_()
 
-    def _scales(self, active: Any) -> tuple[Any, Any]:
+    def _scales(self) -> tuple[Any, Any]:
         """Per-member step size and the square root of the second moment's bias correction."""
         t = self.steps.clamp(min=1.0)
         if self.kind == "adagrad":
@@ -145,18 +145,21 @@ class StackedOptimizer:
             self._update(active)
 
     def _update(self, active: Any) -> None:
-        self.steps.add_(active.to(self.steps.dtype))
-        size, correction = self._scales(active)
+        """In place; an inactive member's step size and moment weights are 0 (its weights and
+        moments stay exactly as they are)."""
+        on = active.to(self.steps.dtype)
+        self.steps.add_(on)
+        size, correction = self._scales()
+        size = size * on
         for p, m1, m2 in zip(self.params, self.first, self.second, strict=True):
             shape = (-1,) + (1,) * (p.dim() - 1)
-            on = active.view(shape)
-            grad = p.grad if self.weight_decay == 0 else p.grad + self.weight_decay * p
+            on_p, size_p = on.to(p.dtype).view(shape), size.to(p.dtype).view(shape)
+            grad = p.grad if self.weight_decay == 0 else p.grad.add(p, alpha=self.weight_decay)
             if self.kind == "adagrad":
-                new_m2 = m2 + grad * grad
-                step = grad / (new_m2.sqrt() + 1e-10)
-            else:
-                m1.copy_(torch.where(on, m1.lerp(grad, 1 - BETA1), m1))
-                new_m2 = m2 * BETA2 + (1 - BETA2) * grad * grad
-                step = m1 / (new_m2.sqrt() / correction.to(p.dtype).view(shape) + 1e-8)
-            m2.copy_(torch.where(on, new_m2, m2))
-            p.copy_(torch.where(on, p - size.to(p.dtype).view(shape) * step, p))
+                m2.addcmul_(grad * on_p, grad)
+                p.addcdiv_(grad * -size_p, m2.sqrt().add_(1e-10))
+                continue
+            m1.lerp_(grad, (1 - BETA1) * on_p)
+            m2.mul_(1 - (1 - BETA2) * on_p).addcmul_(grad * ((1 - BETA2) * on_p), grad)
+            denom = (m2.sqrt() / correction.to(p.dtype).view(shape)).add_(1e-8)
+            p.addcdiv_(m1 * -size_p, denom)
