@@ -17,6 +17,10 @@
 (f) issue 34, the digits curve: seeds x lambdas PPANs (the experiment's networks, gamma = 0)
     as one stacked program: seconds for the curve, CPU (2 threads) stacked and one after another
     cut to ``--cpu-epochs`` epochs and scaled, CUDA stacked (eager and graph) at 60 epochs.
+(g) issue 34, the stacked lift estimators: ``ClassifierLift.fit_score`` (cv 5 x 3 repeats, 2
+    ensemble members: 32 networks) on 2,000,000 x 10 rows cut to ``--lift-epochs`` epochs:
+    seconds and held-out log-loss, CPU (2 threads) stacked and one after another (on
+    ``--lift-cpu-rows`` records), CUDA stacked.
 
 Each family is one function below; the CPU figures of a family are measured in the same run
 as its CUDA figures.
@@ -260,13 +264,66 @@ def family_f(args: Any, cuda: bool) -> dict[str, Any]:
     return row
 
 
+def lift_fit_score(device: str, n: int, epochs: int, stack: bool = True) -> tuple[float, float]:
+    """(g): seconds and held-out log-loss (each record's cross-fitted -log P(s | x)) of
+    ``ClassifierLift.fit_score`` (cv 5 x 3 repeats, 2 ensemble members: 32 networks, patience
+    above ``epochs``) on ``n`` records x 10 numeric columns; ``stack=False``: one network
+    after another (``privwatch.estimators._stacking.one_after_another``)."""
+    import contextlib
+
+    import pandas as pd
+
+    from privwatch.estimators import ClassifierLift
+    from privwatch.estimators._stacking import one_after_another
+
+    g = np.random.default_rng(0)
+    x = g.standard_normal((n, 10)).astype(np.float32)
+    s = np.digitize(x[:, 0] + 0.5 * x[:, 1] * x[:, 2] + g.standard_normal(n), [-0.5, 0.8])
+    frame = pd.DataFrame(x, columns=[f"x{j}" for j in range(10)])
+    est = ClassifierLift(epochs=epochs, n_ensemble=2, patience=1_000, rng=0, device=device)
+    _sync()
+    t0 = time.perf_counter()
+    with contextlib.nullcontext() if stack else one_after_another():
+        scores = est.fit_score(frame, s, cv=5, n_repeats=3)
+    _sync()
+    seconds = time.perf_counter() - t0
+    log_post = scores.log_lift + np.log(np.bincount(s, minlength=3) / n)[None, :]
+    return seconds, float(-log_post[np.arange(n), s].mean())
+
+
+def family_g(args: Any, cuda: bool) -> dict[str, Any]:
+    """(g) issue 34, the stacked lift estimators: ``fit_score`` on 2,000,000 x 10 rows; CPU
+    (2 threads) stacked and one after another on ``--lift-cpu-rows`` records (default: the
+    same 2,000,000), CUDA stacked (a CUDA graph per epoch)."""
+    n = 20_000 if args.quick else 2_000_000
+    cpu_n = min(n, args.lift_cpu_rows or n)
+    epochs = 1 if args.quick else args.lift_epochs
+    row: dict[str, Any] = {"records": n, "cpu_records": cpu_n, "epochs": epochs, "networks": 32}
+    for stack in (True, False):
+        key = "cpu_stacked" if stack else "cpu_one_after_another"
+        row[f"{key}_seconds"], row[f"{key}_log_loss"] = lift_fit_score("cpu", cpu_n, epochs, stack)
+    if cuda:
+        lift_fit_score("cuda", 20_000, 2)  # warm-up: kernels, allocator
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            row["cuda_seconds"], row["cuda_log_loss"] = lift_fit_score("cuda", n, epochs)
+        row["cuda_graph_fallbacks"] = [str(w.message) for w in caught]
+        if cpu_n == n:
+            row["speedup_cuda_vs_cpu_stacked"] = row["cpu_stacked_seconds"] / row["cuda_seconds"]
+            loss = row["cpu_stacked_log_loss"]
+            row["log_loss_relative_difference"] = abs(row["cuda_log_loss"] - loss) / loss
+    return row
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="tiny sizes (a smoke test)")
     ap.add_argument("--cpu-epochs", type=int, default=30)
     ap.add_argument("--obf-iters", type=int, default=3)
     ap.add_argument("--obf-full", action="store_true", help="(b): also the whole 300-iteration fit")
-    ap.add_argument("--only", default="abcdef")
+    ap.add_argument("--only", default="abcdefg")
+    ap.add_argument("--lift-epochs", type=int, default=2, help="(g): epochs of each network")
+    ap.add_argument("--lift-cpu-rows", type=int, default=0, help="(g): CPU records (0: all)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     torch.set_num_threads(2)
@@ -318,7 +375,7 @@ def main() -> None:
         from privwatch.estimators import ClassifierLift
 
         takes = "device" in inspect.signature(ClassifierLift.__init__).parameters
-        out["classifier_lift"] = "measured" if takes else "not measured: no device= argument"
+        out["classifier_lift"] = "measured in (g)" if takes else "not measured: no device= argument"
         print("classifier lift", out["classifier_lift"], flush=True)
     if "d" in args.only:
         epochs = 2 if args.quick else 60
@@ -331,6 +388,7 @@ def main() -> None:
     for key, name, family in (
         ("e", "stacked_obfuscators", family_e),
         ("f", "digits_curve", family_f),
+        ("g", "classifier_lift_stacked", family_g),
     ):
         if key in args.only:
             out[name] = family(args, cuda)

@@ -16,8 +16,9 @@ shuffles) and its own dropout generator, so each member equals its own fit
 (:func:`~._neural_training.fit_members`, one network after another) up to float rounding.
 On CUDA the batch orders of all members come from one device generator (the first member's)
 and, from the second epoch on, a whole epoch — every step and the validation — is one
-captured CUDA graph replayed per epoch (in-memory fits without dropout); otherwise the fit runs
-eagerly with a :class:`~privwatch._cuda_graph.GraphFallbackWarning` saying why.
+captured CUDA graph replayed per epoch (in-memory fits without dropout); otherwise an
+in-memory fit runs eagerly with a :class:`~privwatch._cuda_graph.GraphFallbackWarning` saying
+why (a streamed fit, whose mini-batches come from the host, always runs eagerly).
 
 Imported only when a neural estimator is fitted (it imports torch).
 """
@@ -357,7 +358,7 @@ def train_stacked(
     its network holding its best epoch's weights (see the module docstring)."""
     trainer = StackedLiftTrainer(plans, groups, dev)
     trainer.run()
-    if trainer.on_cuda and trainer.graph is None:
+    if trainer.on_cuda and trainer.graph is None and not trainer.streamed:
         warnings.warn(
             f"the stacked {type(trainer.first).__name__} fit ran eagerly on {dev}: "
             f"{trainer.reason}.",
