@@ -32,10 +32,12 @@ def _data(n: int = 3000, seed: int = 0) -> pd.DataFrame:
     )
 
 
-def _by_hand(df: pd.DataFrame, folds: int | None) -> dict[tuple[object, ...], int]:
+def _by_hand(
+    df: pd.DataFrame, folds: int | None, seed: int = 0, obs: list[str] = OBS
+) -> dict[tuple[object, ...], int]:
     out: dict[tuple[object, ...], int] = {}
-    f = fold_of(np.arange(len(df)), folds) if folds else None
-    for i, row in enumerate(df[[*OBS, *SENS]].itertuples(index=False)):
+    f = fold_of(np.arange(len(df)), folds, seed) if folds else None
+    for i, row in enumerate(df[[*obs, *SENS]].itertuples(index=False)):
         key = tuple(None if isinstance(v, float) and np.isnan(v) else v for v in row)
         key = key + ((int(f[i]),) if f is not None else ())
         out[key] = out.get(key, 0) + 1
@@ -191,6 +193,43 @@ def test_spark_local_counts_and_labels_like_pandas(
     assert labelled is not None and ref is not None
     assert _hash(labelled) == _hash(ref)
     _spark_frame_is_an_engine_route_audit(sdf, d, tmp_path)
+
+
+@pytest.mark.slow
+def test_spark_files_count_and_label_like_duckdb(
+    parquet: tuple[pd.DataFrame, Path], tmp_path: Path
+) -> None:
+    """Parquet and CSV files on Spark: the row positions (from the file metadata, or each
+    partition's size) give the folds DuckDB gives, and the written labels carry them."""
+    pyspark_sql = pytest.importorskip("pyspark.sql")
+    spark = (
+        pyspark_sql.SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .getOrCreate()
+    )
+    df, d = parquet
+    csv = tmp_path / "csv"
+    csv.mkdir()
+    obs = ["x1", "x3"]  # read back from CSV with the same types
+    df.iloc[:1000].to_csv(csv / "a.csv", index=False)
+    df.iloc[1000:].to_csv(csv / "b.csv", index=False)
+    for glob in (str(d / "*.parquet"), str(csv / "*.csv")):
+        ref = count_table(glob, SENS, obs, engine="duckdb", folds=5, seed=3)
+        got = count_table(glob, SENS, obs, engine="spark", folds=5, seed=3)
+        pd.testing.assert_frame_equal(got, ref)
+        assert _as_dict(got) == _by_hand(df, 5, seed=3, obs=obs)
+    many = spark.read.parquet(str(d / "*.parquet")).repartition(7)  # a frame's own order
+    rows = count_table(many, SENS, obs, folds=2)["count"].sum()
+    assert rows == len(df)
+    t = count_table(df, SENS, OBS)
+    tuples = t[OBS].drop_duplicates().reset_index(drop=True)
+    mapping = tuples.assign(release=[f"r{i}" for i in range(len(tuples))])
+    ref_out, out = tmp_path / "ref.parquet", tmp_path / "spark.parquet"
+    label_records(str(d / "*.parquet"), mapping, OBS, engine="duckdb", out=ref_out)
+    label_records(str(d / "*.parquet"), mapping, OBS, engine="spark", out=out)
+    expected = _by_row(pd.read_parquet(ref_out))
+    assert _hash(_by_row(pd.read_parquet(out))[expected.columns]) == _hash(expected)
 
 
 def _spark_frame_is_an_engine_route_audit(sdf: Any, lake: Path, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ValidationError
+from ._folded import pandas_folded, polars_folded
 from ._folds import fold_expr, fold_sql
 from ._sources import Source, duckdb_connect, require, resolve
 from ._sql import connect_url, quote, sql_row_number
@@ -149,17 +150,9 @@ def _files_frame(src: Source, with_row: bool) -> Any:
         check_row_free(con.sql(duckdb_files_sql(files, False)).columns, with_row)
         return nw.from_native(con.sql(duckdb_files_sql(files, with_row)))
     if src.engine == "spark":
-        from functools import reduce
+        from ._spark import spark_files
 
-        pyspark_sql = require("pyspark.sql")
-        spark = pyspark_sql.SparkSession.builder.getOrCreate()
-        read = (
-            spark.read.parquet
-            if parquet
-            else (lambda f: spark.read.csv(f, header=True, inferSchema=True))
-        )
-        frame = reduce(lambda a, b: a.unionByName(b), [read(f) for f in files])
-        return _spark_frame(frame, with_row)
+        return nw.from_native(spark_files(files, ROW if with_row else None))
     raise ValidationError(
         f"`engine` must be pandas, polars, duckdb or spark for files; got {src.engine!r}."
     )
@@ -168,11 +161,9 @@ def _files_frame(src: Source, with_row: bool) -> Any:
 def _spark_frame(frame: Any, with_row: bool) -> Any:
     if not with_row:
         return nw.from_native(frame)
-    check_row_free(frame.columns)
-    types = require("pyspark.sql.types")
-    schema = types.StructType([*frame.schema.fields, types.StructField(ROW, types.LongType())])
-    indexed = frame.rdd.zipWithIndex().map(lambda r: (*r[0], r[1]))
-    return nw.from_native(frame.sparkSession.createDataFrame(indexed, schema))
+    from ._spark import spark_with_row
+
+    return nw.from_native(spark_with_row(frame, ROW))
 
 
 def _native_frame(src: Source, with_row: bool) -> Any:
@@ -227,8 +218,17 @@ def _duckdb_folded(relation: Any, keys: list[str], folds: int, seed: int) -> pd.
 
 def _count_frame(frame: Any, keys: list[str], folds: int | None, seed: int) -> pd.DataFrame:
     group = list(keys)
-    if folds is not None and type(frame.to_native()).__name__ == "DuckDBPyRelation":
-        return _duckdb_folded(frame.to_native(), keys, folds, seed)
+    native = frame.to_native()
+    if folds is not None and type(native).__name__ == "DuckDBPyRelation":
+        return _duckdb_folded(native, keys, folds, seed)
+    if folds is not None and type(native).__module__.startswith("pyspark"):
+        from ._spark import spark_fold, spark_folded_count
+
+        return spark_folded_count(native, keys, spark_fold(ROW, folds, seed), folds, _WIDE)
+    if folds is not None and isinstance(native, pd.DataFrame):
+        return pandas_folded(native, keys, ROW, folds, seed, _WIDE)
+    if folds is not None and type(native).__module__.startswith("polars"):
+        return polars_folded(native, keys, ROW, folds, seed, _WIDE)
     if folds is not None:
         frame = frame.with_columns(fold_expr(nw.col(ROW), folds, seed).alias("fold"))
         group.append("fold")
@@ -336,7 +336,7 @@ def count_table(
         raw = _count_frame(frame, keys, folds, seed)
     out = canonical(raw, keys)
     holes = {k: int(out.loc[out[k].isna(), "count"].sum()) for k in keys}
-    if folds is not None and f"{_WIDE}0" in out:  # a wide count (DuckDB, SQL): one row per fold
+    if folds is not None and f"{_WIDE}0" in out:  # a wide count: a column per fold
         out = _expand_folds(out, keys, folds)
     out.attrs["engine"] = src.engine
     out.attrs["reason"] = src.reason

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -45,10 +46,9 @@ def fold_of(row_index: ArrayLike, folds: int, seed: int = 0) -> NDArray[np.int64
     i = np.asarray(row_index, dtype=np.int64)
     if i.size and (i.min() < 0 or i.max() >= _M):
         raise ValidationError("`row_index` must lie in [0, 2**31).")
-    a = ((i + seed * _SEED_STEP) % _M * _A1 + _C1) % _M
-    b = a // 65536 + (a % 65536) * 32768
-    c = (b * _A2 + _C2) % _M
-    return np.asarray(c // 256 % folds, dtype=np.int64)
+    return np.asarray(  # the bit form: the same values, cheaper in NumPy
+        fold_bits(i, folds, seed, np.bitwise_and, np.right_shift, np.left_shift), dtype=np.int64
+    )
 
 
 def fold_expr(row: Any, folds: int, seed: int) -> Any:
@@ -58,6 +58,25 @@ def fold_expr(row: Any, folds: int, seed: int) -> Any:
     b = a // 65536 + (a % 65536) * 32768
     c = (b * _A2 + _C2) % _M
     return c // 256 % folds
+
+
+def fold_bits(
+    row: Any,
+    folds: int,
+    seed: int,
+    band: Callable[[Any, int], Any],
+    shr: Callable[[Any, int], Any],
+    shl: Callable[[Any, int], Any],
+) -> Any:
+    """The same arithmetic with every power of two as a bit operation (``band``: bitwise and,
+    ``shr``/``shl``: shifts): on non-negative integers ``x % 2**k == x & (2**k - 1)``,
+    ``x // 2**k == x >> k`` and ``x * 2**k == x << k``, so the folds are identical; only the
+    final ``% folds`` divides. For engines whose column API has no floor division (Spark)."""
+    _check(folds, seed)
+    a = band(band(row + seed * _SEED_STEP, _M - 1) * _A1 + _C1, _M - 1)
+    b = shr(a, 16) + shl(band(a, 65535), 15)
+    c = band(b * _A2 + _C2, _M - 1)
+    return shr(c, 8) % folds
 
 
 def fold_sql(row: str, folds: int, seed: int, int_div: str = "/") -> str:

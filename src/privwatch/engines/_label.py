@@ -114,14 +114,9 @@ def _label_pandas(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, k
 
 def _spark_join(sdf: Any, mapping: pd.DataFrame, on: list[str], keep: Any) -> Any:
     """Records left-joined null-safely with ``mapping`` (the row column kept when present)."""
-    spark = sdf.sparkSession
-    m = spark.createDataFrame(mapping.astype(object).where(mapping.notna(), None))
-    cond = [sdf[k].eqNullSafe(m[k]) for k in on]
-    cols = [c for c in sdf.columns if c != ROW] if keep is None else list(keep)
-    cols += [ROW] if ROW in sdf.columns else []
-    extra = [c for c in mapping.columns if c not in on]
-    joined = sdf.join(m, on=cond, how="left")
-    return joined.select(*[sdf[c] for c in cols], *[m[c] for c in extra])
+    from ._spark import spark_join
+
+    return spark_join(sdf, mapping, on, keep, ROW)
 
 
 def label_spark_frame(sdf: Any, mapping: pd.DataFrame, on: Sequence[str]) -> Any:
