@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from privwatch.adversarial import Obfuscator, fit_many
-from privwatch.adversarial._obfuscator_stacked import can_stack_obfuscators
+from privwatch.adversarial._obfuscator_stack_fit import can_stack_obfuscators
 
 
 def _points(seed: int = 0, n: int = 120) -> tuple[np.ndarray, np.ndarray]:

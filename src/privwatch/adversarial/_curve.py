@@ -20,7 +20,7 @@ Data = tuple[ArrayLike, ...]
 
 def _stacker(models: list[Any], samples: list[Data]) -> Callable[..., list[Any]] | None:
     """The stacked fit that can train ``models`` as one program (None: none can)."""
-    from ._obfuscator_stacked import can_stack_obfuscators, fit_stacked_obfuscators
+    from ._obfuscator_stack_fit import can_stack_obfuscators, fit_stacked_obfuscators
     from ._ppan_stacked import can_stack_continuous, fit_stacked_continuous
 
     if can_stack(models, samples):
@@ -89,7 +89,7 @@ def fit_many(
     budget), continuous PPANs (networks given, one architecture; they may differ in budget,
     ``lam``, seed and data; see :func:`~._ppan_stacked.can_stack_continuous`) and
     :class:`Obfuscator` s (one generator family and attacker; they may differ in budget, seed
-    and data of one size; see :func:`~._obfuscator_stacked.can_stack_obfuscators`). Models of
+    and data of one size; see :func:`~._obfuscator_stack_fit.can_stack_obfuscators`). Models of
     several kinds are stacked kind by kind. On the CPU a stacked fit is the same arithmetic as
     the fits one by one (each model's own gradient, elementwise Adam, its own batch order and
     noise), up to float rounding, with many times fewer torch calls; on CUDA each epoch runs as

@@ -18,7 +18,6 @@ captured CUDA graph.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,89 +27,12 @@ from .._torch import adam, graph_adam, torch
 from .._trainer import Trainer
 from ._exact import exact_leakage
 from ._obfuscator_trainer import obfuscator_callbacks
-from ._runtime import GraphFallbackWarning, capture, warm_up
+from ._runtime import capture, warm_up
 from ._stacking import MemberCallbacks, MemberView, Stack
 
-__all__ = ["StackedGame", "can_stack_obfuscators", "fit_stacked_obfuscators"]
+__all__ = ["StackedBayesGame", "StackedGame"]
 
 F = torch.nn.functional
-
-_SHARED = (
-    "loss",
-    "generator",
-    "anchor_grid",
-    "attacker",
-    "alpha",
-    "beta",
-    "margin",
-    "noise_dim",
-    "generator_hidden",
-    "classifier_hidden",
-    "max_iter",
-    "patience",
-    "hits",
-    "classifier_epochs",
-    "classifier_batch_size",
-    "classifier_lr",
-    "generator_epochs",
-    "generator_batch_size",
-    "generator_lr",
-    "validation_fraction",
-    "device",
-    "cuda_graph",
-)
-
-
-def _sizes(sample: Any) -> Any:
-    """The data's shape and the users' counts (which fix the split's sizes)."""
-    labels = np.asarray(sample[1])
-    _, counts = np.unique(labels, return_counts=True)
-    return np.shape(sample[0]), tuple(int(c) for c in counts)
-
-
-def can_stack_obfuscators(models: Sequence[Any], samples: Sequence[Any]) -> bool:
-    """True when ``models`` are obfuscators one stacked run can fit: the same settings but
-    ``budget``, ``init_epsilon`` and ``rng``, no callbacks or progress bar, and
-    ``(observed, sensitive)`` data of one shape with the same number of points per user."""
-    from ._obfuscator import Obfuscator
-
-    if len(models) < 2 or not all(type(m) is Obfuscator for m in models):
-        return False
-    first = models[0]
-    for m in models:
-        if m.callbacks or m.progress or any(getattr(m, k) != getattr(first, k) for k in _SHARED):
-            return False
-    if any(len(t) != 2 for t in samples):
-        return False
-    try:
-        return len({_sizes(t) for t in samples}) == 1
-    except (TypeError, ValueError):  # labels numpy cannot sort: each fit says what is wrong
-        return False
-
-
-def fit_stacked_obfuscators(models: Sequence[Any], samples: Sequence[Any]) -> list[Any]:
-    """Fit ``models`` (see :func:`can_stack_obfuscators`) in one stacked run on their
-    ``(observed, sensitive)`` samples; returns them fitted, each as its own ``fit`` would up to
-    float rounding (on the CPU)."""
-    from ._obfuscator_stacked_clf import StackedClassifierGame
-
-    for m in models:
-        m._validate()
-    setups = [m._setup(*t) for m, t in zip(models, samples, strict=True)]
-    game: StackedGame
-    if models[0].attacker == "bayes":
-        game = StackedBayesGame(models, setups)
-    else:
-        game = StackedClassifierGame(models, setups)
-    game.run()
-    if game.on_cuda and models[0].cuda_graph and game.graph is None:
-        warnings.warn(
-            f"the stacked obfuscator fit ran eagerly on {game.dev}: {game.reason}.",
-            GraphFallbackWarning,
-            stacklevel=3,
-        )
-    game.unstack()
-    return list(models)
 
 
 class StackedGame(Trainer):
