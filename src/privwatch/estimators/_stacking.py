@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["LiftStack", "one_after_another", "stackable", "stacking"]
+__all__ = ["LiftStack", "fit_together", "one_after_another", "stackable", "stacking"]
 
 _ONE_AFTER_ANOTHER: ContextVar[bool] = ContextVar("privwatch_one_after_another", default=False)
 
