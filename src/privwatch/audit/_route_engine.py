@@ -92,9 +92,13 @@ def propose_epsilon(joint: np.ndarray) -> tuple[float, str, pd.DataFrame]:
 
 
 def _codes(counts: pd.DataFrame, columns: list[str]) -> np.ndarray:
-    return np.asarray(
-        pd.MultiIndex.from_frame(counts[columns].astype(str)).factorize()[0], dtype=np.int64
-    )
+    """Each row's code of its tuple of ``columns`` as text, numbered in order of first
+    appearance (column by column, then the pairs of codes: no tuple of Python objects)."""
+    code = np.zeros(len(counts), dtype=np.int64)
+    for c in columns:
+        part, uniques = pd.factorize(counts[c].astype(str))
+        code = pd.factorize(code * max(len(uniques), 1) + part)[0].astype(np.int64)
+    return code
 
 
 def _joint(counts: pd.DataFrame, s_code: np.ndarray, x_code: np.ndarray) -> np.ndarray:
@@ -243,7 +247,8 @@ class EngineRoute(Route):
 def _shares(counts: pd.DataFrame, sensitive: list[str], weight: np.ndarray, name: str) -> Any:
     """Each sensitive value's share of the records, largest first (the joint tuple ``a|b`` for
     several sensitive columns, as the in-memory route writes it)."""
-    values = counts[sensitive].astype(str).agg("|".join, axis=1)
+    cols = [counts[c].astype(str) for c in sensitive]  # vectorised: no per-row join
+    values = cols[0].str.cat(cols[1:], sep="|") if len(cols) > 1 else cols[0]
     shares = pd.Series(weight, index=values.to_numpy()).groupby(level=0).sum()
     shares = (shares / shares.sum()).sort_values(ascending=False, kind="stable")
     shares.name = name
