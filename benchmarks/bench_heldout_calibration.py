@@ -191,7 +191,7 @@ def run_one(pmf: Pmf, n: int, seed: int, folds: int, legacy: bool) -> dict[str, 
     cache: dict[bytes, object] = {}
     spent = [0.0]
 
-    def check(space, table, fit, box, *, rng):  # type: ignore[no-untyped-def]
+    def check(space, table, fit, box, *, rng, **kw):  # type: ignore[no-untyped-def]
         def cached(counts: np.ndarray) -> object:
             key = counts.tobytes()
             if key not in cache:
@@ -201,7 +201,7 @@ def run_one(pmf: Pmf, n: int, seed: int, folds: int, legacy: bool) -> dict[str, 
             return cache[key]
 
         t0 = time.perf_counter()
-        held = held_out_check(space, table, cached, box, rng=rng)
+        held = held_out_check(space, table, cached, box, rng=rng, **kw)
         record["estimator_s"] = time.perf_counter() - t0 - spent[0]
         if legacy:
             t0 = time.perf_counter()

@@ -12,8 +12,12 @@ from scipy.special import expit
 from privwatch.release import ReleaseNotMetWarning, find_release
 from privwatch.release import _heldout as heldout
 from privwatch.release import _heldout_eb as eb
+from privwatch.release import _heldout_post as heldout_post
 from privwatch.release._cells import CountTable, LiftBox
 from privwatch.release._heldout import HeldOut, estimate_breach
+from privwatch.release._heldout_eval import beta_of_cells, beta_outside
+from privwatch.release._heldout_fit import HeldOutModel
+from privwatch.release._heldout_post import posteriors
 
 
 def _table(counts: np.ndarray, codes: np.ndarray, folds: int = 5, seed: int = 0) -> CountTable:
@@ -93,24 +97,21 @@ def test_closed_forms_match_monte_carlo() -> None:
     k = rng.binomial(8, 0.3, 50).astype(float)
     n = np.full(50, 8.0)
     bounds = (0.25, 0.6)
-    model = eb.fit_tuple_model(k, n, _codes(50), 0.3, np.inf, bounds, rng)
-    rows = np.arange(50)
-    _, _, out = eb.tuple_posteriors(model, model.weights, k, n, rows, bounds)
-    cells = np.arange(50) // 5  # ten cells of five tuples
-    p, _, a, b = eb.cell_breach(model, model.weights, k, n, cells, 10, bounds, None)
-    # draws of each tuple's share from its grid posterior
-    lik = np.exp(
-        k[:, None] * np.log(expit(model.eta[:, None] + model.grid))
-        + (n - k)[:, None] * np.log(1 - expit(model.eta[:, None] + model.grid))
-    )
-    post = lik * model.weights
+    fitted = eb.fit_candidate(eb.Candidate(np.inf, 14, 1.0), k, n, _codes(50), 0.3, rng)
+    mean, var, out = (a[:, 0] for a in posteriors(fitted.alpha, k, n, fitted.eta, [bounds]))
+    # draws of each tuple's share from its grid posterior (uniform within a grid cell)
+    z = fitted.eta[:, None] + eb.GRID
+    post = np.exp(k[:, None] * np.log(expit(z)) + (n - k)[:, None] * np.log(1 - expit(z)))
+    post *= np.exp(eb.log_prior(fitted.alpha))
     post /= post.sum(1, keepdims=True)
-    theta = expit(model.eta[:, None] + model.grid)
-    draws = np.stack(
-        [theta[i, rng.choice(len(model.grid), 20_000, p=post[i])] for i in range(50)], axis=1
-    )
+    r = np.stack([rng.choice(eb.GRID, 20_000, p=post[i]) for i in range(50)], axis=1)
+    draws = expit(fitted.eta + r + eb.STEP * (rng.random(r.shape) - 0.5))
     single = ((draws < bounds[0]) | (draws > bounds[1])).mean(0)
     assert np.abs(single - out).max() < 0.015  # one tuple: exact up to Monte Carlo error
+    assert np.abs(draws.mean(0) - mean).max() < 0.01
+    cells = np.arange(50) // 5  # ten cells of five tuples
+    a, b, _ = beta_of_cells(mean, var, n, cells, 10)
+    p = beta_outside(a, b, bounds)
     mixed = draws.reshape(20_000, 10, 5).mean(-1)
     mc = ((mixed < bounds[0]) | (mixed > bounds[1])).mean(0)
     assert np.abs(mc - p).max() < 0.04  # five tuples: the Beta match, close
@@ -118,10 +119,30 @@ def test_closed_forms_match_monte_carlo() -> None:
     assert np.abs(((beta < bounds[0]) | (beta > bounds[1])).mean(0) - p).max() < 0.015
 
 
+def test_laplace_route_matches_the_grid_for_many_records() -> None:
+    rng = np.random.default_rng(8)
+    k = rng.binomial(400, 0.3, 40).astype(float)
+    n = np.full(40, 400.0)
+    fitted = eb.fit_candidate(eb.Candidate(np.inf, 14, 1.0), k, n, _codes(40), 0.3, rng)
+    bounds = [(0.27, 0.33)]
+    laplace = posteriors(fitted.alpha, k, n, fitted.eta, bounds)
+    grid = (a[:, 0] for a in heldout_post._grid(fitted.alpha[None], k, n, fitted.eta, bounds))
+    assert (n * 0.3 * 0.7 > heldout_post.LAPLACE_INFO).all()  # the Laplace route was taken
+    for closed, exact, tol in zip(laplace, grid, (2e-3, 5e-5, 0.06), strict=True):
+        assert np.abs(closed[:, 0] - exact).max() < tol
+
+
 def test_estimate_is_the_mean_of_the_interval_draws_for_a_fixed_prior(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(eb, "draw_weights", lambda model, rng: model.weights)
+    def fixed(self: HeldOutModel, value: object, replicates: int) -> list[object]:
+        best = eb.CANDIDATES.index(value.fitted.candidate)  # type: ignore[attr-defined]
+        return [(best, value.fitted.alpha)] * replicates  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(HeldOutModel, "draws", fixed)
+    monkeypatch.setattr(
+        HeldOutModel, "prior_draws", lambda self, r: [self.prior_counts / self.n.sum()] * r
+    )
     rng = np.random.default_rng(6)
     share = expit(rng.normal(0, 0.8, 150))
     first = rng.binomial(6, share).astype(float)
@@ -130,6 +151,44 @@ def test_estimate_is_the_mean_of_the_interval_draws_for_a_fixed_prior(
     assert lo < held.breach_probability < hi
     assert 0.05 < held.breach_probability < 0.95
     assert held.undecided_cells > 10
+
+
+def test_the_tuple_model_is_fitted_once_per_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(9)
+    first = rng.binomial(6, expit(rng.normal(0, 0.8, 120))).astype(float)
+    table = _table(np.stack([first, 6 - first], 1), _codes(120))
+    calls = []
+    real = eb.fit_candidate
+    monkeypatch.setattr(eb, "fit_candidate", lambda *a, **k: calls.append(1) or real(*a, **k))
+    a = _estimate(table, np.arange(120) // 4, 0.5)
+    fits = len(calls)
+    assert fits > 0
+    b = _estimate(table, np.arange(120) // 2, 0.5)  # another release of the same table
+    assert len(calls) == fits  # no refit
+    # the figures of a release do not depend on what was evaluated before it
+    HeldOutModel._cache.clear()
+    assert _estimate(table, np.arange(120) // 2, 0.5) == b
+    assert a != b
+
+
+def test_the_population_prior_is_uncertain_in_the_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # large cells whose shares sit near the box's upper edge: whether they break in the
+    # population depends on p(s) itself, which the records estimate, and all cells move with it
+    rng = np.random.default_rng(10)
+    first = rng.binomial(400, 0.4, 30).astype(float)
+    counts = np.concatenate([np.stack([first, 400 - first], 1), [[0.0, 1200.0]]])
+    table = _table(counts, _codes(31))
+    prior = counts.sum(0) / counts.sum()
+    epsilon = float(np.log(0.4 / prior[0]))
+    free = _estimate(table, np.arange(31), epsilon)
+    HeldOutModel._cache.clear()
+    monkeypatch.setattr(HeldOutModel, "prior_draws", lambda self, r: [prior] * r)
+    fixed = _estimate(table, np.arange(31), epsilon)
+    width = [h.breach_probability_ci[1] - h.breach_probability_ci[0] for h in (free, fixed)]
+    assert free.breach_probability == fixed.breach_probability
+    assert width[0] > width[1] + 0.05
 
 
 def test_verdict_rule() -> None:

@@ -11,37 +11,48 @@ the share of the population whose released cell breaks epsilon (two-sided or one
 guarantee). ``breach_probability`` estimates B; ``breach_probability_ci`` is a 95 % interval.
 
 **How.** A cell is a mixture of observed tuples, so the estimate models the tuples' p(s | x)
-(:mod:`privwatch.release._heldout_eb`): per sensitive value, logit p(v | x) = eta_x + r_x, with
-eta_x ridge-penalised main effects of the observed columns and r_x ~ G a nonparametric prior
-(NPMLE on a grid) fitted on every tuple. The search chose the released cells by their counts,
-but the prior is fitted on all tuples, which the search did not select, so each cell's
-posterior is free of the winner's curse. Then
+(:mod:`._heldout_eb`): per sensitive value, logit p(v | x) = eta_x + r_x, with eta_x
+ridge-penalised main effects of the observed columns and r_x ~ G a log-spline prior (Efron's
+g-modelling) fitted on every tuple. The prior family (ridge 3, 30 or no main effects; a smooth
+or a rough G) is chosen by cross-fitted predictive score on the folds' held-out counts of the
+tuples (:mod:`._heldout_fit`). The search chose the released cells by their counts, but the
+prior is fitted on all tuples, which the search did not select, so each cell's posterior is
+free of the winner's curse. Then (:mod:`._heldout_eval`)
 
 - ``P_c`` = posterior probability that cell c breaks epsilon: per value, the mass of the cell's
-  posterior outside the box (a one-tuple cell: the tuple's grid posterior; a larger cell: a Beta
+  posterior outside the box (a one-tuple cell: the tuple's posterior; a larger cell: a Beta
   matching the mean and variance of the weighted mean of its tuples, independent given the
-  prior); several values: 1 - prod_v (1 - P_cv), between the bounds max_v P_cv and sum_v P_cv
-  (for two values of one attribute the two events are one, computed once exactly);
+  prior); several values: 1 - prod_v (1 - P_cv) (for two values of one attribute the two events
+  are one, computed once exactly);
 - ``breach_probability`` = sum_c W_c P_c / sum_c W_c, with W_c the cell's records, the
   suppressed cell also holding the mass of tuples never seen (Good-Turing: the share of records
   whose tuple occurs once);
-- the interval: quantiles of sum_c W_c I_c with I_c ~ Bernoulli(P_c) independent, W ~
-  Dirichlet(records) (Bayesian bootstrap) and G refitted under Bayesian-bootstrap weights of the
-  tuples (``replicates`` times) so that the prior's own uncertainty is in it. Bernoulli draws are
-  made only for cells whose P_c is neither below 1e-9 nor above 1 - 1e-9; the others are summed
-  in closed form, so the cost grows with the undecided cells, not cells x draws.
+- the interval: 2.5 % and 97.5 % quantiles of sum_c W_c I_c / sum_c W_c with I_c ~
+  Bernoulli(P_c) independent, W ~ Dirichlet(records) (Bayesian bootstrap), over ``replicates``
+  draws of what the model is unsure of: the prior family (re-chosen on bootstrap weights), G
+  (refitted on bootstrap weights of the tuples) and the population's p(s) (a Dirichlet draw:
+  the box moves with it). Only cells not decided by a bound are drawn; given the I_c the share
+  is one Beta variate, so the cost grows with the undecided cells, not cells x draws.
 
-**Where the folds come in.** K-fold cross-fitting: the release is searched on K-1 folds and the
-held-out fold is released through it. The held-out counts of those cells choose the model's
-ridge penalty (their beta-binomial predictive score under a model fitted on the K-1 folds) and
-give the plug-in figures ``breach_probability_plugin`` (the share of held-out records whose
+**Cost.** The tuple model is fitted once per count table and kept
+(:meth:`._heldout_fit.HeldOutModel.of`): later checks of other releases of the same table
+(margins, alternatives) evaluate cells only. The fit is bounded whatever the table's size
+(subsets of tuples for the main effects, the prior and the score); the posterior moments of all
+tuples are one pass, shared by tuples of equal counts, closed-form for tuples with many records.
+
+**Where the folds come in.** The folds' held-out counts choose the prior family. With
+``cross_fit``, the release is also searched on K-1 folds and the held-out fold released through
+it, for the plug-in figures ``breach_probability_plugin`` (the share of held-out records whose
 cell's held-out posterior breaks epsilon: pessimistic, a cell of three records shows zeros) and
 ``max_log_lift_plugin``. ``max_log_lift`` is the worst log-lift of a released cell at its
 posterior mean, ``max_log_lift_ci`` that cell's 95 % posterior interval.
 
 **Assumptions.** The records are independent draws from the population; given the prior the
-tuples' shares are independent (shared values enter through the main effects); p(s) is the
-data's (its error is ignored). The figures depend on ``rng`` only. :meth:`HeldOut.verdict`
+tuples' shares are independent (shared values enter through the main effects); the tuples'
+spread around the main effects is one distribution G per value, smooth on the scale of the
+spline's knots (a rough G has knots 0.44 log-odds apart: a population whose shares pile up
+sharply at a box edge, or split into two spikes, is resolved only as far as the records allow;
+BENCHMARKS.md). The figures depend on ``rng`` and the table only. :meth:`HeldOut.verdict`
 turns them into MET (the interval's upper end within the tolerance), a confirmed breach (its
 lower end above it) or too thin evidence.
 """
@@ -55,16 +66,17 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import betaincinv
 
-from . import _heldout_eb as eb
 from ._cells import CountTable, LiftBox, cell_counts
+from ._heldout_eval import Value, _Evaluation, values_of
+from ._heldout_fit import HeldOutModel
 from ._search import Plan, ReleaseSpace, release_cells
 
 __all__ = ["HeldOut", "held_out_check"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-#: P_c below this (or above 1 minus it) counts as decided: no Bernoulli draw for the cell.
-DECIDED = 1e-9
+#: The modelled values of a box (kept under this name for the tests).
+_values = values_of
 
 
 @dataclass(frozen=True)
@@ -98,35 +110,6 @@ class HeldOut:
         return asdict(self)
 
 
-@dataclass(frozen=True)
-class _Value:
-    """One fitted sensitive value: its column of projected counts and its allowed interval."""
-
-    column: int
-    bounds: tuple[float, float]
-    prior: float
-    pair: int | None  # the other value of a two-valued attribute (its share is 1 - theta)
-
-
-def _values(box: LiftBox) -> list[_Value]:
-    """The values to model: each group of projected values (the joint tuple, then each
-    attribute); a two-valued group once, its box the intersection of both values' boxes."""
-    out = []
-    for g in range(int(box.groups.max()) + 1):
-        cols = np.flatnonzero(box.groups == g)
-        if len(cols) == 2:
-            a, b = (int(c) for c in cols)
-            lo = max(box.lo[a], 1.0 - box.hi[b])
-            hi = min(box.hi[a], 1.0 - box.lo[b])
-            out.append(_Value(a, (float(lo), float(hi)), float(box.prior[a]), b))
-        else:
-            out += [
-                _Value(int(c), (float(box.lo[c]), float(box.hi[c])), float(box.prior[c]), None)
-                for c in cols
-            ]
-    return out
-
-
 def _star_cell(space: ReleaseSpace, plan: Plan, cell_of: IntArray, n_cells: int) -> int:
     """The all-``*`` cell (a new index when no tuple is released as it)."""
     keys = space.keys(plan.levels, plan.suppressed)
@@ -152,39 +135,6 @@ def _plugin(held: list[tuple[IntArray, int, FloatArray]], box: LiftBox) -> tuple
     return float(size[worst > box.epsilon + 1e-12].sum() / n), float(worst.max()), round(n)
 
 
-def _choose_ridge(
-    value: _Value,
-    table: CountTable,
-    projected: FloatArray,
-    folds: list[tuple[IntArray, int]],
-    rng: np.random.Generator,
-) -> float:
-    """The ridge penalty whose model, fitted on K-1 folds, predicts the held-out counts of the
-    cells of the release fitted on those folds best (beta-binomial log score, summed)."""
-    scores = []
-    for ridge in eb.RIDGES:
-        score = 0.0
-        for k, (cell_of, n_cells) in enumerate(folds):
-            train = table.total(exclude_fold=k) @ projected
-            held = table.total(only_fold=k) @ projected
-            nt = table.total(exclude_fold=k).sum(1)
-            nh = table.total(only_fold=k).sum(1)
-            model = eb.fit_tuple_model(
-                train[:, value.column], nt, table.codes, value.prior, ridge, value.bounds, rng
-            )
-            rows = np.flatnonzero(nt > 0)
-            mean, var, _ = eb.tuple_posteriors(
-                model, model.weights, train[:, value.column], nt, rows, value.bounds
-            )
-            a, b, _ = eb.beta_of_cells(mean, var, nt[rows], cell_of[rows], n_cells)
-            hk = np.bincount(cell_of, held[:, value.column], n_cells).astype(np.float64)
-            hn = np.bincount(cell_of, nh, n_cells).astype(np.float64)
-            seen = np.bincount(cell_of[rows], minlength=n_cells) > 0
-            score += eb.heldout_score(a[seen], b[seen], hk[seen], hn[seen])
-        scores.append(score)
-    return float(eb.RIDGES[int(np.argmax(scores))])
-
-
 def held_out_check(
     space: ReleaseSpace,
     table: CountTable,
@@ -194,22 +144,26 @@ def held_out_check(
     draws: int = 2000,
     replicates: int = 20,
     rng: np.random.Generator,
+    cross_fit: bool = True,
 ) -> HeldOut:
     """Estimate the population breach share of the release ``fit(table.total())`` with a 95 %
-    interval, cross-fitting ``fit`` over the folds of ``table`` (see the module docstring).
+    interval (see the module docstring).
 
-    ``fit`` is searched once per fold and once on all records (the published release). The
-    interval has ``draws`` Monte Carlo draws of the breach share over ``replicates`` draws of
-    the prior; everything random is drawn from ``rng``.
+    ``fit`` is searched on all records (the published release) and, with ``cross_fit``, once
+    per fold for the plug-in figures (without: those are NaN and the check costs one search;
+    the estimate and its interval are the same). The interval has ``draws`` Monte Carlo draws
+    of the breach share over ``replicates`` draws of the prior; they come from ``rng``. The
+    table's tuple model is fitted once and reused by later calls on the same table
+    (:class:`~._heldout_fit.HeldOutModel`).
     """
     n_folds = table.counts.shape[2]
     folds = []
     held = []
-    for k in range(n_folds):
+    for k in range(n_folds if cross_fit else 0):
         cell_of_k, n_k = release_cells(space, fit(table.total(exclude_fold=k)))
         folds.append((cell_of_k, n_k))
         held.append((cell_of_k, n_k, table.total(only_fold=k)))
-    plugin = _plugin(held, box)
+    plugin = _plugin(held, box) if held else (float("nan"), float("nan"), table.n_records)
     plan = fit(table.total())
     cell_of, n_cells = release_cells(space, plan)
     star = _star_cell(space, plan, cell_of, n_cells)
@@ -235,37 +189,32 @@ def estimate_breach(
     draws: int,
     replicates: int,
     rng: np.random.Generator,
+    model: HeldOutModel | None = None,
 ) -> HeldOut:
     """The figures of :func:`held_out_check` from the cells (cell of every tuple row, and
-    their number) of the fold releases and of the published one (with its all-``*`` cell)."""
+    their number) of the fold releases and of the published one (with its all-``*`` cell).
+
+    ``model``: the table's fitted tuple model (:class:`~._heldout_fit.HeldOutModel`; default
+    the cached one of ``table``). The fold releases only give the count of folds here."""
     cell_of, n_cells, star = release
     breach_plugin, worst_plugin, n_held = plugin
-    n_folds = len(folds)
     n_cells = max(n_cells, star + 1)
-    total = table.total()
-    x = total @ box.projection
-    n = total.sum(1)
-    unseen_mass = _unseen_mass(n) * float(n.sum())
-    fitted = []
-    for value in _values(box):
-        ridge = _choose_ridge(value, table, box.projection, folds, rng)
-        model = eb.fit_tuple_model(
-            x[:, value.column], n, table.codes, value.prior, ridge, value.bounds, rng
-        )
-        unseen = (star, unseen_mass, eb.unseen_mean(model, x[:, value.column], n, value.bounds))
-        fitted.append((value, model, unseen))
-    per_value = [
-        eb.cell_breach(model, model.weights, x[:, v.column], n, cell_of, n_cells, v.bounds, u)
-        for v, model, u in fitted
-    ]
+    model = HeldOutModel.of(table, box.projection) if model is None else model
+    values = values_of(box)
+    fitted = [model.value(v.column, v.prior) for v in values]
+    unseen_mass = _unseen_mass(model.n) * float(model.n.sum())
+    ev = _Evaluation(model, cell_of, n_cells, (star, unseen_mass))
+    per_value = [ev.point(vm, v.bounds) for v, vm in zip(values, fitted, strict=True)]
     p_cell = 1.0 - np.prod([1.0 - r[0] for r in per_value], axis=0)
     size = per_value[0][1]
     estimate = float((size * p_cell).sum() / size.sum())
-    sample = _draws(fitted, x, n, cell_of, n_cells, p_cell, size, draws, replicates, rng)
+    priors = [p @ box.projection for p in model.prior_draws(replicates)]
+    open_, sure = ev.undecided(fitted, box, priors, p_cell, size)
+    sample = ev.draws(fitted, box, priors, (p_cell, size, open_, sure), draws, rng)
     lo, hi = (float(np.quantile(sample, q, method="inverted_cdf")) for q in (0.025, 0.975))
-    worst, worst_ci = _worst(fitted, per_value, box)
+    worst, worst_ci = _worst(values, per_value, box)
     return HeldOut(
-        folds=n_folds,
+        folds=table.counts.shape[2],
         n_records=n_held,
         breach_probability=estimate,
         breach_probability_ci=(min(lo, estimate), max(hi, estimate)),
@@ -274,69 +223,19 @@ def estimate_breach(
         max_log_lift_ci=worst_ci,
         max_log_lift_plugin=worst_plugin,
         unseen_share=unseen_mass / float(size.sum()),
-        undecided_cells=int(((p_cell > DECIDED) & (p_cell < 1 - DECIDED) & (size > 0)).sum()),
+        undecided_cells=int(open_.sum()),
     )
 
 
-def _draws(
-    fitted: list[tuple[_Value, eb.TupleModel, tuple[int, float, float]]],
-    x: FloatArray,
-    n: FloatArray,
-    cell_of: IntArray,
-    n_cells: int,
-    p_cell: FloatArray,
-    size: FloatArray,
-    draws: int,
-    replicates: int,
-    rng: np.random.Generator,
-) -> FloatArray:
-    """Draws of the breach share: per replicate the prior is refitted on Bayesian-bootstrap
-    weights of the tuples, then cell masses ~ Dirichlet(size) and breaks ~ Bernoulli(P_c).
-    Cells decided (P_c within 1e-9 of 0 or 1) enter as two aggregated masses."""
-    live = size > 0
-    open_ = live & (p_cell > DECIDED) & (p_cell < 1 - DECIDED)
-    sure = live & (p_cell >= 1 - DECIDED)
-    rest = live & ~open_ & ~sure
-    keep = open_[cell_of]  # tuples of the undecided cells: their posteriors are redrawn
-    per = -(-max(draws, 1) // max(replicates, 1))
-    out = []
-    for _ in range(max(replicates, 1)):
-        p_open = p_cell[open_]
-        if open_.any():
-            miss = np.ones(n_cells)
-            for value, model, unseen in fitted:
-                k = x[:, value.column]
-                w = eb.draw_weights(model, rng)
-                p, *_ = eb.cell_breach(
-                    model,
-                    w,
-                    k * keep,
-                    n * keep,
-                    cell_of,
-                    n_cells,
-                    value.bounds,
-                    unseen if open_[unseen[0]] else None,
-                )
-                miss *= 1.0 - p
-            p_open = 1.0 - miss[open_]
-        g_open = rng.gamma(size[open_], size=(per, int(open_.sum())))
-        g_sure = rng.gamma(size[sure].sum(), size=per) if sure.any() else np.zeros(per)
-        g_rest = rng.gamma(size[rest].sum(), size=per) if rest.any() else np.zeros(per)
-        hit = rng.random((per, int(open_.sum()))) < p_open
-        tot = g_open.sum(1) + g_sure + g_rest
-        out.append(((g_open * hit).sum(1) + g_sure) / tot)
-    return np.concatenate(out)[:draws]
-
-
 def _worst(
-    fitted: list[tuple[_Value, eb.TupleModel, tuple[int, float, float]]],
+    values: list[Value],
     per_value: list[tuple[FloatArray, FloatArray, FloatArray, FloatArray]],
     box: LiftBox,
 ) -> tuple[float, tuple[float, float]]:
     """The worst log-lift of a released cell at its posterior mean, and that cell's 95 %
     posterior interval of it (|log-lift| two-sided, log-lift one-sided)."""
     best = (-np.inf, (-np.inf, -np.inf))
-    for (value, _, _), (_, size, a, b) in zip(fitted, per_value, strict=True):
+    for value, (_, size, a, b) in zip(values, per_value, strict=True):
         live = size > 0
         a, b = a[live], b[live]
         shares = [a / (a + b), betaincinv(a, b, 0.025), betaincinv(a, b, 0.975)]

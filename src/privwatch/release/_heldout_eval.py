@@ -1,0 +1,275 @@
+"""One release evaluated under the fitted tuple model (:mod:`._heldout_fit`): cells' breach
+probabilities, and draws of the breach share for the interval.
+
+Per modelled value, a released cell's share is the records-weighted mean of its tuples'
+shares; given the prior the tuples are independent, so the cell's posterior has their weighted
+mean and variance, matched by a Beta (a cell of one tuple, without the unseen mass: the tuple's
+posterior itself). Several values: P_c = 1 - prod_v (1 - P_cv).
+
+The interval's draws: per replicate of the prior (its family, G and p(s), drawn once per table
+by the model), the cells not decided by a bound are re-evaluated, each draws I_c ~
+Bernoulli(P_c); given the I_c, the breach share of cell masses W ~ Dirichlet(records) is exactly
+Beta(records of breaking cells, records of the others) (the Dirichlet's aggregation property),
+so one Beta variate per draw replaces a Gamma variate per cell and draw. Cells whose P_c is
+within DECIDED of 0 (1) under the narrowest (widest) box any p(s) replicate gives are summed in
+closed form: the cost grows with the undecided cells, not with cells x draws.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.special import betainc
+
+from ._cells import LiftBox
+from ._heldout_fit import HeldOutModel, ValueModel
+from ._heldout_post import posteriors
+
+__all__ = ["DECIDED", "Value", "beta_of_cells", "value_bounds", "values_of"]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+#: P_c below this (or above 1 minus it) counts as decided: no Bernoulli draw for the cell.
+DECIDED = 1e-9
+#: Most Bernoulli variates drawn at once (draws x undecided cells).
+CHUNK = 4_000_000
+#: Most undecided cells whose replicates are evaluated (a sample by size beyond it).
+MAX_OPEN = 20_000
+
+CellFigures = tuple[FloatArray, FloatArray, FloatArray, FloatArray]
+
+
+@dataclass(frozen=True)
+class Value:
+    """One modelled sensitive value: its column of projected counts and its allowed interval."""
+
+    column: int
+    bounds: tuple[float, float]
+    prior: float
+    pair: int | None  # the other value of a two-valued attribute (its share is 1 - theta)
+
+
+def value_bounds(box: LiftBox, prior: FloatArray) -> list[tuple[float, float]]:
+    """The allowed interval of every modelled value (order of :func:`values_of`) when the
+    projected p(s) is ``prior``."""
+    hi = np.exp(box.epsilon) * prior
+    lo = np.exp(-box.epsilon) * prior if box.disclosure == "both" else np.zeros_like(prior)
+    out = []
+    for g in range(int(box.groups.max()) + 1):
+        cols = np.flatnonzero(box.groups == g)
+        if len(cols) == 2:
+            a, b = (int(c) for c in cols)
+            out.append((float(max(lo[a], 1.0 - hi[b])), float(min(hi[a], 1.0 - lo[b]))))
+        else:
+            out += [(float(lo[c]), float(hi[c])) for c in cols]
+    return out
+
+
+def values_of(box: LiftBox) -> list[Value]:
+    """The values to model: each group of projected values (the joint tuple, then each
+    attribute); a two-valued group once, its box the intersection of both values' boxes."""
+    cols: list[tuple[int, int | None]] = []
+    for g in range(int(box.groups.max()) + 1):
+        members = [int(c) for c in np.flatnonzero(box.groups == g)]
+        cols += [(members[0], members[1])] if len(members) == 2 else [(c, None) for c in members]
+    bounds = value_bounds(box, box.prior)
+    return [
+        Value(c, b, float(box.prior[c]), pair) for (c, pair), b in zip(cols, bounds, strict=True)
+    ]
+
+
+def beta_of_cells(
+    mean: FloatArray,
+    var: FloatArray,
+    size: FloatArray,
+    cell_of: IntArray,
+    n_cells: int,
+    extra: tuple[int, float, float] | None = None,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Beta (a, b) matching each cell's posterior mean and variance, and the cell sizes.
+
+    ``extra`` = (cell, mass, mean) adds a pseudo-tuple of known mean (the mass of tuples never
+    seen, released in the suppressed cell)."""
+    n_c = np.bincount(cell_of, weights=size, minlength=n_cells).astype(float)
+    m_c = np.bincount(cell_of, weights=size * mean, minlength=n_cells)
+    v_c = np.bincount(cell_of, weights=size**2 * var, minlength=n_cells)
+    if extra is not None:
+        c, mass, m_extra = extra
+        n_c[c] += mass
+        m_c[c] += mass * m_extra
+    safe = np.maximum(n_c, 1e-300)
+    m = np.clip(m_c / safe, 1e-12, 1 - 1e-12)
+    v = np.clip(v_c / safe / safe, 1e-300, m * (1 - m) * (1 - 1e-9))
+    phi = m * (1 - m) / v - 1.0
+    return m * phi, (1 - m) * phi, n_c
+
+
+def beta_outside(a: FloatArray, b: FloatArray, bounds: tuple[float, float]) -> FloatArray:
+    """P(theta < lo or theta > hi) for theta ~ Beta(a, b)."""
+    lo, hi = bounds
+    below = betainc(a, b, lo) if lo > 0 else np.zeros_like(a)
+    above = 1.0 - betainc(a, b, hi) if hi < 1 else np.zeros_like(a)
+    return np.asarray(np.clip(below + above, 0.0, 1.0), dtype=float)
+
+
+class _Evaluation:
+    """The cells of one release (cell of every tuple row, their number, and the all-``*`` cell
+    with the mass of tuples never seen) under one table's model."""
+
+    def __init__(
+        self,
+        model: HeldOutModel,
+        cell_of: IntArray,
+        n_cells: int,
+        unseen: tuple[int, float],
+    ) -> None:
+        self.model = model
+        self.cell_of = cell_of
+        self.n_cells = n_cells
+        self.unseen = unseen
+        self.rows = np.flatnonzero(model.n > 0)
+        n_tuples = np.bincount(cell_of[self.rows], minlength=n_cells)
+        one = n_tuples == 1
+        if unseen[1] > 0:
+            one[unseen[0]] = False
+        self.single = one  # cells whose posterior is their one tuple's
+
+    def _extra(self, vm: ValueModel) -> tuple[int, float, float]:
+        """The unseen pseudo-tuple: the posterior mean share of the tuples seen once."""
+        n = self.model.n
+        once = np.isclose(n, 1.0)
+        ref = vm.mean[once] if once.any() else vm.mean[n > 0]
+        return self.unseen[0], self.unseen[1], float(ref.mean()) if len(ref) else 0.5
+
+    def point(self, vm: ValueModel, bounds: tuple[float, float], exact: bool = True) -> CellFigures:
+        """The value's cell figures under its fitted prior (``exact``: one-tuple cells from
+        their tuple's posterior; else every cell from its Beta)."""
+        rows, n = self.rows, self.model.n
+        c = self.cell_of[rows]
+        a, b, size = beta_of_cells(
+            vm.mean[rows], vm.var[rows], n[rows], c, self.n_cells, self._extra(vm)
+        )
+        p = beta_outside(a, b, bounds)
+        alone = rows[self.single[c]]
+        if exact and len(alone):
+            p[self.cell_of[alone]] = vm.out(self.model, bounds, alone)
+        return p, size, a, b
+
+    def undecided(
+        self,
+        fitted: list[ValueModel],
+        box: LiftBox,
+        priors: list[FloatArray],
+        p_cell: FloatArray,
+        size: FloatArray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Cells to draw (not decided under the narrowest and widest boxes of the p(s)
+        replicates, by their Beta), and cells surely breaking."""
+        live = size > 0
+        per = np.stack([value_bounds(box, p) for p in priors] + [value_bounds(box, box.prior)])
+        narrow = zip(per[:, :, 0].max(0), per[:, :, 1].min(0), strict=True)
+        wide = zip(per[:, :, 0].min(0), per[:, :, 1].max(0), strict=True)
+        miss_narrow, miss_wide = np.ones(self.n_cells), np.ones(self.n_cells)
+        for vm, nb, wb in zip(fitted, narrow, wide, strict=True):
+            miss_narrow *= 1.0 - self.point(vm, (float(nb[0]), float(nb[1])), False)[0]
+            miss_wide *= 1.0 - self.point(vm, (float(wb[0]), float(wb[1])), False)[0]
+        sure = live & (1.0 - miss_wide >= 1.0 - DECIDED) & (p_cell >= 1.0 - DECIDED)
+        open_ = live & ~sure & ((1.0 - miss_narrow > DECIDED) | (p_cell > DECIDED))
+        return open_, sure
+
+    def replicates(
+        self,
+        fitted: list[ValueModel],
+        box: LiftBox,
+        priors: list[FloatArray],
+        cells: IntArray,
+    ) -> FloatArray:
+        """P_c of the ``cells`` (replicates x cells) under each replicate's prior and p(s)."""
+        n_rep = len(priors)
+        bounds = [value_bounds(box, p) for p in priors]
+        in_cells = np.zeros(self.n_cells, dtype=bool)
+        in_cells[cells] = True
+        rows = self.rows[in_cells[self.cell_of[self.rows]]]
+        c = self.cell_of[rows]
+        alone = self.single[c]
+        n, m = self.model.n, self.model
+        miss = np.ones((n_rep, len(cells)))
+        for j, vm in enumerate(fitted):
+            k = m.x[:, vm.column]
+            extra = self._extra(vm)
+            draws = m.draws(vm, n_rep)
+            for cand in sorted({d[0] for d in draws}):
+                reps = [r for r, d in enumerate(draws) if d[0] == cand]
+                eta = vm.full[cand].eta[rows]
+                alphas = np.stack([draws[r][1] for r in reps])
+                b_r = [bounds[r][j] for r in reps]
+                mean, var, out = posteriors(alphas, k[rows], n[rows], eta, b_r)
+                for i, r in enumerate(reps):
+                    a, b, _ = beta_of_cells(mean[:, i], var[:, i], n[rows], c, self.n_cells, extra)
+                    p = beta_outside(a, b, b_r[i])
+                    p[c[alone]] = out[alone, i]
+                    miss[r] *= 1.0 - p[cells]
+        return 1.0 - miss
+
+    def draws(
+        self,
+        fitted: list[ValueModel],
+        box: LiftBox,
+        priors: list[FloatArray],
+        cells: tuple[FloatArray, FloatArray, np.ndarray, np.ndarray],
+        draws: int,
+        rng: np.random.Generator,
+    ) -> FloatArray:
+        """Draws of the breach share (see the module docstring). Beyond MAX_OPEN undecided
+        cells, the replicates are evaluated on a sample of them drawn by size, their shift
+        from the fitted prior's P_c carried to all, and the breaking records drawn normal."""
+        p_cell, size, open_, sure = cells
+        live = size > 0
+        s_sure = float(size[sure].sum())
+        s_rest = float(size[live & ~open_ & ~sure].sum())
+        idx = np.flatnonzero(open_)
+        s_open, p0 = size[idx], p_cell[idx]
+        per = -(-max(draws, 1) // max(len(priors), 1))
+        if not len(idx) or not priors:
+            return _share_draws(p0, s_open, s_sure, s_rest, max(draws, 1), rng)
+        if len(idx) <= MAX_OPEN:
+            p_rep = self.replicates(fitted, box, priors, idx)
+            out = [_share_draws(p, s_open, s_sure, s_rest, per, rng) for p in p_rep]
+            return np.concatenate(out)[:draws]
+        pick = np.sort(rng.choice(len(idx), MAX_OPEN, p=s_open / s_open.sum()))
+        shift = (self.replicates(fitted, box, priors, idx[pick]) - p0[pick]).mean(1)
+        mass = float(s_open @ p0) + shift * float(s_open.sum())
+        sd = float(np.sqrt((s_open**2 * p0 * (1 - p0)).sum()))
+        out = []
+        for r in range(len(priors)):
+            hit = np.clip(rng.normal(mass[r], sd, per), 0.0, float(s_open.sum()))
+            out.append(_beta_share(hit + s_sure, float(s_open.sum()) - hit + s_rest, rng))
+        return np.concatenate(out)[:draws]
+
+
+def _share_draws(
+    p_open: FloatArray,
+    s_open: FloatArray,
+    s_sure: float,
+    s_rest: float,
+    per: int,
+    rng: np.random.Generator,
+) -> FloatArray:
+    """``per`` draws of the breach share: I_c ~ Bernoulli(p_open) per undecided cell, then
+    Beta(records breaking, records not) (Dirichlet aggregation)."""
+    hit = np.zeros(per)
+    step = max(1, CHUNK // max(len(p_open), 1))
+    for s in range(0, per, step):
+        m = min(step, per - s)
+        hit[s : s + m] = (rng.random((m, len(p_open))) < p_open) @ s_open
+    return _beta_share(hit + s_sure, s_open.sum() - hit + s_rest, rng)
+
+
+def _beta_share(a: FloatArray, b: FloatArray, rng: np.random.Generator) -> FloatArray:
+    """Beta(a, b) draws; 0 where a = 0 and 1 where b = 0."""
+    share = np.where(a <= 0, 0.0, np.where(b <= 0, 1.0, 0.5))
+    both = (a > 0) & (b > 0)
+    share[both] = rng.beta(a[both], b[both])
+    return np.asarray(share, dtype=float)

@@ -1,0 +1,197 @@
+"""Fit once, evaluate many releases: the held-out check's tuple model of one count table.
+
+Everything the held-out estimate learns from the data that does not depend on the release or
+on epsilon is fitted here once per count table and kept (:meth:`HeldOutModel.of` caches the
+model of the last few tables), so that the check of several releases of one table (the search
+margins, the alternatives) pays for it once:
+
+- per modelled value, the prior family (:data:`~._heldout_eb.CANDIDATES`: main effects' ridge,
+  smooth or rough G) chosen by **cross-fitted predictive score**: per fold, each candidate is
+  fitted on the other folds and scores the held-out counts of the tuples (beta-binomial log
+  predictive of the tuple's posterior, summed; at most MAX_SCORE_TUPLES tuples per fold, at
+  most MAX_SCORE_FOLDS folds), independent of any release;
+- the chosen candidate fitted on all records, and every tuple's posterior mean and variance;
+- ``replicates`` draws of everything the estimate is unsure of beyond the cells' own noise:
+  the prior family (re-chosen on Bayesian-bootstrap weights of the scored tuples, so the choice's
+  own uncertainty is in the interval), G (refitted on Bayesian-bootstrap weights of the tuples)
+  and p(s) (a Dirichlet draw from the sensitive counts: the population's p(s) is unknown, and
+  the box moves with it).
+
+The fit is a function of the table alone: its random choices (subsets of large tables, the
+bootstrap weights) come from a generator seeded by a constant, so figures do not depend on the
+order of the calls; the evaluation's draws come from the caller's ``rng``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.special import betaln
+
+from . import _heldout_eb as eb
+from ._cells import CountTable
+from ._heldout_post import posteriors
+
+__all__ = ["HeldOutModel", "ValueModel"]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+#: Most tuples per fold, and most folds, whose held-out counts score the prior families.
+MAX_SCORE_TUPLES = 4_000
+MAX_SCORE_FOLDS = 3
+#: Seed of the fit's own random choices (the fit is a function of the table alone).
+FIT_SEED = 20_261_126
+#: Distinct refits of G per prior family (the replicates cycle through them, each with its own
+#: draw of p(s) and of the family's choice).
+G_REFITS = 8
+#: Models of this many tables are kept (the latest used).
+CACHE_SIZE = 4
+
+
+@dataclass
+class ValueModel:
+    """The tuple model of one projected sensitive value (a column of the projected counts)."""
+
+    column: int
+    prior: float
+    fitted: eb.Fitted
+    scores: FloatArray  # (candidates, scored tuples): held-out log predictive per tuple
+    mean: FloatArray  # per tuple row: posterior mean under ``fitted`` (0 where unseen)
+    var: FloatArray
+    rng: np.random.Generator  # the value's own generator (its fit's and draws' random choices)
+    full: dict[int, eb.Fitted] = field(default_factory=dict)  # candidates fitted on all records
+    draws: list[tuple[int, FloatArray]] = field(default_factory=list)  # (candidate, alpha)
+    refits: dict[int, list[FloatArray]] = field(default_factory=dict)  # per candidate
+    outside: dict[tuple[float, float], FloatArray] = field(default_factory=dict)  # per bounds
+
+    def out(self, model: HeldOutModel, bounds: tuple[float, float], rows: IntArray) -> FloatArray:
+        """P(share outside ``bounds``) of the tuple ``rows`` under the fitted prior (kept per
+        bounds, computed for the rows not asked before)."""
+        cache = self.outside.setdefault(bounds, np.full(len(model.n), np.nan))
+        todo = rows[np.isnan(cache[rows])]
+        if len(todo):
+            f = self.fitted
+            k, n = model.x[todo, self.column], model.n[todo]
+            cache[todo] = posteriors(f.alpha, k, n, f.eta[todo], [bounds])[2][:, 0]
+        return cache[rows]
+
+
+class HeldOutModel:
+    """The release-independent part of the held-out estimate of one count table.
+
+    Use :meth:`of` (cached per table); :meth:`value` and :meth:`prior_draws` fit lazily."""
+
+    def __init__(self, table: CountTable, projection: FloatArray) -> None:
+        self.table = table
+        self.projection = projection
+        total = table.total()
+        self.n = total.sum(1)
+        self.x = total @ projection
+        self.prior_counts = total.sum(0)
+        self._values: dict[int, ValueModel] = {}
+        self._priors: list[FloatArray] = []
+        self._rng = np.random.default_rng(FIT_SEED)  # p(s) draws; each value has its own
+
+    def _value_rng(self, column: int) -> np.random.Generator:
+        return np.random.default_rng([FIT_SEED, column])
+
+    _cache: ClassVar[list[tuple[weakref.ref[CountTable], bytes, HeldOutModel]]] = []
+
+    @classmethod
+    def of(cls, table: CountTable, projection: FloatArray) -> HeldOutModel:
+        """The model of ``table`` (the same object) under ``projection``, fitted once."""
+        key = np.ascontiguousarray(projection).tobytes()
+        for ref, k, model in cls._cache:
+            if ref() is table and k == key:
+                return model
+        model = cls(table, projection)
+        cls._cache = [e for e in cls._cache if e[0]() is not None][-(CACHE_SIZE - 1) :]
+        cls._cache.append((weakref.ref(table), key, model))
+        return model
+
+    def value(self, column: int, prior: float) -> ValueModel:
+        """The fitted model of projected column ``column`` (its share of records ``prior``)."""
+        if column not in self._values:
+            self._values[column] = self._fit_value(column, prior)
+        return self._values[column]
+
+    def _fit_value(self, column: int, prior: float) -> ValueModel:
+        k, n, codes = self.x[:, column], self.n, self.table.codes
+        rng = self._value_rng(column)
+        scores = self._scores(column, prior, rng)
+        best = int(np.argmax(scores.sum(1)))
+        fitted = eb.fit_candidate(eb.CANDIDATES[best], k, n, codes, prior, rng)
+        rows = np.flatnonzero(n > 0)
+        mean, var = np.zeros(len(n)), np.zeros(len(n))
+        m, v, _ = posteriors(fitted.alpha, k[rows], n[rows], fitted.eta[rows], [(0.0, 1.0)])
+        mean[rows], var[rows] = m[:, 0], v[:, 0]
+        return ValueModel(column, prior, fitted, scores, mean, var, rng, {best: fitted})
+
+    def _scores(self, column: int, prior: float, rng: np.random.Generator) -> FloatArray:
+        """Held-out log predictive of every candidate on the scored tuples of each fold."""
+        counts = self.table.counts
+        proj = self.projection[:, column]
+        n_folds = counts.shape[2]
+        out = []
+        starts: dict[int, FloatArray] = {}  # each candidate's fit on the previous fold
+        for j in range(min(n_folds, MAX_SCORE_FOLDS) if n_folds >= 2 else 0):
+            held = counts[:, :, j]
+            train = self.table.total() - held
+            kt, nt = train @ proj, train.sum(1)
+            kh, nh = held @ proj, held.sum(1)
+            rows = np.flatnonzero((nh > 0) & (nt > 0))
+            if len(rows) > MAX_SCORE_TUPLES:
+                rows = np.sort(rng.choice(rows, MAX_SCORE_TUPLES, replace=False))
+            per = []
+            etas: dict[float, FloatArray] = {}
+            for i, cand in enumerate(eb.CANDIDATES):
+                fitted = eb.fit_candidate(
+                    cand, kt, nt, self.table.codes, prior, rng, etas.get(cand.ridge),
+                    starts.get(i),
+                )  # fmt: skip
+                etas[cand.ridge], starts[i] = fitted.eta, fitted.alpha
+                m, v, _ = posteriors(fitted.alpha, kt[rows], nt[rows], fitted.eta[rows], [(0, 1)])
+                per.append(_beta_binomial(m[:, 0], v[:, 0], kh[rows], nh[rows]))
+            out.append(np.stack(per))
+        if not out:  # no folds: the first candidate
+            return np.zeros((len(eb.CANDIDATES), 1))
+        return np.concatenate(out, axis=1)
+
+    def draws(self, value: ValueModel, replicates: int) -> list[tuple[int, FloatArray]]:
+        """``replicates`` draws (candidate, alpha) of the prior of ``value``: the family
+        re-chosen on bootstrap weights of the scored tuples, G refitted on bootstrap weights of
+        the tuples (at most G_REFITS per family, cycled; the candidate's eta:
+        ``value.full[candidate].eta``)."""
+        k, n, codes = self.x[:, value.column], self.n, self.table.codes
+        while len(value.draws) < replicates:
+            w = value.rng.gamma(1.0, size=value.scores.shape[1])
+            best = int(np.argmax(value.scores @ w))
+            if best not in value.full:
+                cand = eb.CANDIDATES[best]
+                value.full[best] = eb.fit_candidate(cand, k, n, codes, value.prior, value.rng)
+            refits = value.refits.setdefault(best, [])
+            i = sum(d[0] == best for d in value.draws)
+            if i < G_REFITS:
+                refits.append(eb.refit_alpha(value.full[best], value.rng))
+            value.draws.append((best, refits[i % G_REFITS]))
+        return value.draws[:replicates]
+
+    def prior_draws(self, replicates: int) -> list[FloatArray]:
+        """``replicates`` draws of the joint p(s): Dirichlet(sensitive counts)."""
+        while len(self._priors) < replicates:
+            self._priors.append(self._rng.dirichlet(np.maximum(self.prior_counts, 1e-3)))
+        return self._priors[:replicates]
+
+
+def _beta_binomial(mean: FloatArray, var: FloatArray, k: FloatArray, n: FloatArray) -> FloatArray:
+    """Log predictive of k of n under the Beta matching (mean, var) (constant terms dropped)."""
+    m = np.clip(mean, 1e-9, 1 - 1e-9)
+    v = np.clip(var, 1e-12, m * (1 - m) * (1 - 1e-9))
+    phi = m * (1 - m) / v - 1.0
+    a, b = m * phi, (1 - m) * phi
+    return np.asarray(betaln(a + k, b + n - k) - betaln(a, b), dtype=float)

@@ -1,0 +1,120 @@
+"""The tuples' posteriors under one or several fitted priors G (:mod:`._heldout_eb`).
+
+A tuple's posterior of its residual log-odds r is L(r) G(r), L its binomial likelihood. Two
+routes:
+
+- **grid** (few records: Fisher information n theta (1 - theta) at most LAPLACE_INFO): on GRID;
+  tuples with the same (k, n) and eta within ETA_STEP share one row, and the posterior moments
+  under R priors at once are matrix products of the row's L, L theta and L theta^2 with the
+  (grid x R) matrix of the priors, so R replicates cost about one. The mass beyond a box edge
+  is integrated with each grid point's mass spread uniformly over its cell (it moves smoothly
+  with the edge).
+- **Laplace** (many records: the likelihood is narrower than the prior's features): a normal
+  posterior around the estimate, moved by one Newton step with the log-prior's slope and
+  curvature; where the prior's curvature dominates (a sharp prior feature), the grid route.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.special import expit, log_expit, logit, ndtr
+
+from ._heldout_eb import ETA_STEP, FINE, GRID, STEP, basis, distinct, log_prior
+
+__all__ = ["LAPLACE_INFO", "posteriors"]
+
+FloatArray = NDArray[np.float64]
+Bounds = tuple[float, float]
+#: Tuples whose Fisher information exceeds this get the Laplace posterior.
+LAPLACE_INFO = 60.0
+#: Distinct rows per block of grid posteriors (memory: a few GRID-long rows each).
+BLOCK = 8_000
+
+
+def _edges(bounds: Bounds) -> tuple[float, float]:
+    """The box edges in log-odds (an absent edge, 0 or 1, far beyond every grid point)."""
+    lo, hi = bounds
+    return (float(logit(lo)) if lo > 0 else -1e9, float(logit(hi)) if hi < 1 else 1e9)
+
+
+def _grid(
+    alphas: FloatArray, k: FloatArray, n: FloatArray, eta: FloatArray, bounds: Sequence[Bounds]
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Mean, variance and mass outside the edges of theta on GRID (rows x priors)."""
+    g = np.stack([np.exp(log_prior(a)) for a in alphas], axis=1)  # grid x R
+    edges = [_edges(b) for b in bounds]
+    shape = (len(k), len(alphas))
+    mean, var, out = np.empty(shape), np.empty(shape), np.empty(shape)
+    for s in range(0, len(k), BLOCK):
+        sl = slice(s, s + BLOCK)
+        z = eta[sl, None] + GRID[None, :]
+        ll = k[sl, None] * log_expit(z) + (n - k)[sl, None] * log_expit(-z)
+        lik = np.exp(ll - ll.max(1, keepdims=True))
+        theta = expit(z)
+        lt = lik * theta
+        norm = lik @ g
+        m = (lt @ g) / norm
+        mean[sl], var[sl] = m, np.maximum(((lt * theta) @ g) / norm - m**2, 0.0)
+        for r, (lo, hi) in enumerate(edges):
+            below = np.clip((lo - eta[sl, None] - (GRID - STEP / 2)) / STEP, 0.0, 1.0)
+            above = np.clip(((GRID + STEP / 2) - (hi - eta[sl, None])) / STEP, 0.0, 1.0)
+            out[sl, r] = ((lik * (below + above)) @ g[:, r]) / norm[:, r]
+    return mean, var, out
+
+
+def _laplace(
+    alphas: FloatArray, k: FloatArray, n: FloatArray, eta: FloatArray, bounds: Sequence[Bounds]
+) -> tuple[FloatArray, FloatArray, FloatArray, np.ndarray]:
+    """Laplace posteriors (rows x priors), and where they are trusted for every prior."""
+    est = (k + 0.5) / (n + 1.0)
+    info = n * est * (1 - est)
+    r0 = logit(est) - eta
+    shape = (len(k), len(alphas))
+    mean, var, out = np.empty(shape), np.empty(shape), np.empty(shape)
+    ok = np.ones(len(k), dtype=bool)
+    for j, (alpha, b) in enumerate(zip(alphas, bounds, strict=True)):
+        z = basis(len(alpha), fine=True) @ alpha
+        d1 = np.gradient(z, FINE)
+        curv = info - np.interp(r0, FINE, np.gradient(d1, FINE))
+        ok &= curv > 0.5 * info
+        curv = np.maximum(curv, 0.5 * info)
+        r = r0 + np.interp(r0, FINE, d1) / curv
+        th = expit(eta + r)
+        s = th * (1 - th)
+        mean[:, j] = th + 0.5 * s * (1 - 2 * th) / curv
+        var[:, j] = s**2 / curv
+        lo, hi = _edges(b)
+        sd = np.sqrt(1.0 / curv)
+        out[:, j] = ndtr((lo - eta - r) / sd) + ndtr((eta + r - hi) / sd)
+    return mean, var, out, ok
+
+
+def posteriors(
+    alphas: FloatArray,
+    k: FloatArray,
+    n: FloatArray,
+    eta: FloatArray,
+    bounds: Sequence[Bounds],
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Posterior mean, variance and P(theta outside ``bounds[r]``) of each row's share under
+    each prior ``alphas[r]`` (spline coefficients; rows x priors each)."""
+    alphas = np.atleast_2d(alphas)
+    shape = (len(k), len(alphas))
+    mean, var, out = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+    est = (k + 0.5) / (n + 1.0)
+    big = n * est * (1 - est) > LAPLACE_INFO
+    if big.any():
+        idx = np.flatnonzero(big)
+        m, v, o, ok = _laplace(alphas, k[idx], n[idx], eta[idx], bounds)
+        mean[idx], var[idx], out[idx] = m, v, o
+        big[idx[~ok]] = False
+    small = np.flatnonzero(~big)
+    if len(small):
+        first, inverse = distinct(k[small], n[small], eta[small])
+        r = small[first]
+        m, v, o = _grid(alphas, k[r], n[r], np.round(eta[r] / ETA_STEP) * ETA_STEP, bounds)
+        mean[small], var[small], out[small] = m[inverse], v[inverse], o[inverse]
+    return mean, var, out
