@@ -219,12 +219,13 @@ def test_spark_files_count_and_label_like_duckdb(
         got = count_table(glob, SENS, obs, engine="spark", folds=5, seed=3)
         pd.testing.assert_frame_equal(got, ref)
         assert _as_dict(got) == _by_hand(df, 5, seed=3, obs=obs)
-    many = spark.read.parquet(str(d / "*.parquet")).repartition(7)  # a frame's own order
-    rows = count_table(many, SENS, obs, folds=2)["count"].sum()
-    assert rows == len(df)
     t = count_table(df, SENS, OBS)
     tuples = t[OBS].drop_duplicates().reset_index(drop=True)
     mapping = tuples.assign(release=[f"r{i}" for i in range(len(tuples))])
+    many = spark.read.parquet(str(d / "*.parquet")).repartition(7)  # a frame's own order
+    assert count_table(many, SENS, obs, folds=2)["count"].sum() == len(df)
+    numbered = label_records(many, mapping, OBS)  # every position once, over 7 partitions
+    assert numbered is not None and numbered[ROW_COLUMN].tolist() == list(range(len(df)))
     ref_out, out = tmp_path / "ref.parquet", tmp_path / "spark.parquet"
     label_records(str(d / "*.parquet"), mapping, OBS, engine="duckdb", out=ref_out)
     label_records(str(d / "*.parquet"), mapping, OBS, engine="spark", out=out)

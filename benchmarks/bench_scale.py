@@ -1,0 +1,293 @@
+"""The whole audit at scale against hand-written jobs that write the same outputs (issue #33).
+
+    # 10^8 rows, DuckDB: the hand folded count, the audit with --no-records, the audit with
+    # records, the hand same-outputs job, the hand folded count again (one process each,
+    # /usr/bin/time for wall and peak RSS; every ratio against its reference in the same run)
+    python benchmarks/bench_scale.py --rows 100000000 --engine duckdb --dir /tmp/pw33
+    python benchmarks/bench_scale.py --rows 10000000 --engine polars      # and pandas
+    python benchmarks/bench_scale.py --rows 10000000 --engine spark       # local[2]
+    # the learned route's memory: --estimator classifier at 10^6 and 10^7 rows (peak RSS)
+    python benchmarks/bench_scale.py --rows 1000000 10000000 --classifier
+
+The references (written by hand, in the engine's own language):
+
+* **hand folded count**: the per-tuple counts by fold, one ``GROUP BY`` over the keys with
+  ``count(*) FILTER (WHERE fold = k)`` per fold, the fold computed from ``file_row_number``
+  with the same arithmetic as :func:`privwatch.engines.fold_of`, fetched to pandas.
+* **hand same-outputs job**: the hand folded count, then a Parquet copy of the input with the
+  row position and one released column per observed column: a left join of the input with the
+  audit's mapping (the observed tuple and its ``release_*`` columns), written by ``COPY``.
+* Spark: the same two in PySpark (row position from ``_metadata.row_index``, the fold with
+  column bit operations, ``groupBy().agg`` with a sum per fold, a broadcast join written with
+  ``DataFrame.write.parquet``).
+
+The audit runs the command line in-process (``privwatch audit ... --json``) with timers around
+``engines.count_table``, ``engines.label_records`` and the release search's held-out check, so
+its held-out share is measured in the audit itself. Hashes: the folded count table (sha256 of
+its CSV, the audit's own table) and ``sum(hash(privwatch_row, release_x1..x6))`` of the written
+records, equal between the audit and the hand job and between engines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_engines import generate
+
+OBS = [f"x{i}" for i in range(1, 7)]
+KEYS = ", ".join([*OBS, "s"])
+FOLDS = 5
+EPSILON = 0.5
+SPARK_ENV = {"PYSPARK_SUBMIT_ARGS": "--master local[2] --driver-memory 4g pyspark-shell"}
+
+
+def fold_sql(row: str) -> str:
+    """The fold of ``fold_of`` (seed 0) written out in DuckDB SQL, as a user would."""
+    a = f"((({row} % 2147483648) * 1103515245 + 12345) % 2147483648)"
+    b = f"({a} // 65536 + ({a} % 65536) * 32768)"
+    return f"((({b} * 1664525 + 1013904223) % 2147483648) // 256 % {FOLDS})"
+
+
+def hand_count_duckdb(path: str) -> pd.DataFrame:
+    per = ", ".join(f"count(*) FILTER (WHERE f = {k}) AS n{k}" for k in range(FOLDS))
+    q = (
+        f"SELECT {KEYS}, {per} FROM (SELECT {KEYS}, {fold_sql('file_row_number')} AS f "
+        f"FROM read_parquet('{path}', file_row_number=true)) GROUP BY {KEYS}"
+    )
+    out: pd.DataFrame = duckdb.sql(q).df()
+    return out
+
+
+def hand_same_duckdb(path: str, mapping: str, out: str) -> None:
+    hand_count_duckdb(path)
+    con = duckdb.connect()
+    con.execute("SET preserve_insertion_order = false")
+    rel = ", ".join(f"m.release_{c}" for c in OBS)
+    con.execute(
+        f"COPY (SELECT t.* EXCLUDE (file_row_number), t.file_row_number AS privwatch_row, {rel} "
+        f"FROM read_parquet('{path}', file_row_number=true) t "
+        f"LEFT JOIN read_parquet('{mapping}') m USING ({', '.join(OBS)})) "
+        f"TO '{out}' (FORMAT parquet)"
+    )
+
+
+def _spark() -> Any:
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.config("spark.ui.enabled", "false").getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def hand_count_spark(path: str) -> pd.DataFrame:
+    from pyspark.sql import functions as F
+
+    df = _spark().read.parquet(path)
+    r = F.col("_metadata.row_index")
+    a = ((r.bitwiseAND(2**31 - 1)) * 1103515245 + 12345).bitwiseAND(2**31 - 1)
+    b = F.shiftright(a, 16) + F.shiftleft(a.bitwiseAND(65535), 15)
+    fold = F.shiftright((b * 1664525 + 1013904223).bitwiseAND(2**31 - 1), 8) % FOLDS
+    per = [F.sum(F.when(F.col("f") == k, 1).otherwise(0)).alias(f"n{k}") for k in range(FOLDS)]
+    out: pd.DataFrame = (
+        df.select(*OBS, "s", fold.alias("f")).groupBy(*OBS, "s").agg(*per).toPandas()
+    )
+    return out
+
+
+def hand_same_spark(path: str, mapping: str, out: str) -> None:
+    from pyspark.sql import functions as F
+
+    hand_count_spark(path)
+    spark = _spark()
+    m = spark.read.parquet(mapping).select(*OBS, *(f"release_{c}" for c in OBS))
+    df = spark.read.parquet(path).select("*", F.col("_metadata.row_index").alias("privwatch_row"))
+    df.join(F.broadcast(m), on=OBS, how="left").write.mode("overwrite").parquet(out)
+
+
+def digest(t: pd.DataFrame) -> str:
+    return hashlib.sha256(t.to_csv(index=False).encode()).hexdigest()[:16]
+
+
+def release_hash(out: str) -> str:
+    """``count:sum(hash(privwatch_row, release_x1..x6))`` of written records (any order)."""
+    files = f"{out}/*.parquet" if Path(out).is_dir() else out
+    cols = ", ".join(f"CAST(release_{c} AS VARCHAR)" for c in OBS)
+    q = f"SELECT count(*), sum(hash(privwatch_row, {cols})) FROM read_parquet('{files}')"
+    n, h = duckdb.sql(q).fetchall()[0]
+    return f"{n}:{h}"
+
+
+def job_audit(a: argparse.Namespace) -> dict[str, Any]:
+    """The command line in-process, with timers around its steps."""
+    import privwatch.engines as eng
+    import privwatch.release._fitter as fitter
+    from privwatch.cli import app
+
+    timers: dict[str, float] = {"count_s": 0.0, "label_s": 0.0, "held_out_s": 0.0}
+    seen: dict[str, Any] = {}
+
+    def timed(name: str, fn: Any, keep: Any = None) -> Any:
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                res = fn(*args, **kw)
+            finally:
+                timers[name] += time.perf_counter() - t0
+            if keep is not None:
+                keep(args, kw, res)
+            return res
+
+        return wrapper
+
+    def keep_count(args: Any, kw: Any, res: Any) -> None:
+        seen["count_hash"] = digest(res)
+
+    def keep_mapping(args: Any, kw: Any, res: Any) -> None:
+        args[1].to_parquet(Path(a.work) / "mapping.parquet")
+
+    eng.count_table = timed("count_s", eng.count_table, keep_count)
+    eng.label_records = timed("label_s", eng.label_records, keep_mapping)
+    fitter.held_out_check = timed("held_out_s", fitter.held_out_check)  # type: ignore[attr-defined]
+    out = Path(a.work) / ("audit_bare" if a.no_records else "audit")
+    shutil.rmtree(out, ignore_errors=True)
+    args = ["audit", a.data, "--engine", a.engine, "--sensitive", "s", "--observed",
+            ",".join(OBS), "--epsilon", str(EPSILON), "--folds", str(FOLDS), "--out", str(out),
+            "--json", *(["--no-records"] if a.no_records else [])]  # fmt: skip
+    t0 = time.perf_counter()
+    try:
+        app(args, prog_name="privwatch")
+    except SystemExit as exc:
+        seen["exit"] = exc.code
+    total = time.perf_counter() - t0
+    res = {"total_s": total, **timers, **seen}
+    if not a.no_records:
+        res["release_hash"] = release_hash(str(out / "release.parquet"))
+    shutil.rmtree(out, ignore_errors=True)
+    return res
+
+
+def job_hand(a: argparse.Namespace) -> dict[str, Any]:
+    spark = a.engine == "spark"
+    t0 = time.perf_counter()
+    if a.job == "hand_count":
+        table = (hand_count_spark if spark else hand_count_duckdb)(a.data)
+        return {"total_s": time.perf_counter() - t0, "groups": len(table)}
+    out = str(Path(a.work) / "hand_release.parquet")
+    mapping = str(Path(a.work) / "mapping.parquet")
+    (hand_same_spark if spark else hand_same_duckdb)(a.data, mapping, out)
+    total = time.perf_counter() - t0
+    res = {"total_s": total, "release_hash": release_hash(out)}
+    shutil.rmtree(out) if Path(out).is_dir() else Path(out).unlink()
+    return res
+
+
+def job_classifier(a: argparse.Namespace) -> dict[str, Any]:
+    """``privwatch audit --estimator classifier`` (1 epoch, 1 member, 2 folds)."""
+    from privwatch.cli import app
+
+    out = Path(a.work) / "audit_classifier"
+    shutil.rmtree(out, ignore_errors=True)
+    cfg = Path(a.work) / "classifier.toml"
+    cfg.write_text("[audit]\nestimator_params = { epochs = 1, n_ensemble = 1 }\n")
+    args = ["audit", a.data, "--estimator", "classifier", "--sensitive", "s", "--observed",
+            ",".join(OBS), "--epsilon", str(EPSILON), "--folds", "2", "--config", str(cfg),
+            "--out", str(out), "--json"]  # fmt: skip
+    t0 = time.perf_counter()
+    code = None
+    try:
+        app(args, prog_name="privwatch")
+    except SystemExit as exc:
+        code = exc.code
+    leak = json.loads((out / "leakage.json").read_text())
+    shutil.rmtree(out, ignore_errors=True)
+    return {"total_s": time.perf_counter() - t0, "exit": code, "route": leak.get("route")}
+
+
+def run_job(job: str, data: str, a: argparse.Namespace, *extra: str) -> dict[str, Any]:
+    """One job in its own process under /usr/bin/time: its result, wall, CPU and peak RSS."""
+    result = Path(a.dir) / f"job_{os.getpid()}.json"
+    cmd = ["/usr/bin/time", "-f", "%e %M %U %S", "-o", f"{result}.time", sys.executable,
+           __file__, "--job", job, "--data", data, "--engine", a.engine, "--work", a.dir,
+           "--result", str(result), *extra]  # fmt: skip
+    env = {**os.environ, **(SPARK_ENV if a.engine == "spark" else {})}
+    load = os.getloadavg()[0]
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+    wall, rss, user, system = Path(f"{result}.time").read_text().split()[-4:]
+    res: dict[str, Any] = json.loads(result.read_text())
+    res.update(wall_s=float(wall), peak_rss_mib=int(rss) / 1024, cpu_s=float(user) + float(system))
+    res.update(load_before=load, load_after=os.getloadavg()[0])
+    result.unlink()
+    Path(f"{result}.time").unlink()
+    print(job, *extra, json.dumps(res), flush=True)
+    return res
+
+
+def scale(a: argparse.Namespace, rows: int) -> dict[str, Any]:
+    path = Path(a.dir) / f"data_{rows}.parquet"
+    generate(path, rows)
+    data = str(path)
+    r: dict[str, Any] = {"rows": rows, "engine": a.engine}
+    r["hand_count_1"] = run_job("hand_count", data, a)
+    r["audit_no_records"] = run_job("audit", data, a, "--no-records")
+    r["audit"] = run_job("audit", data, a)
+    r["hand_same"] = run_job("hand_same", data, a)
+    r["hand_count_2"] = run_job("hand_count", data, a)
+    hand = (r["hand_count_1"]["total_s"] + r["hand_count_2"]["total_s"]) / 2
+    r["ratio_no_records_to_hand_count"] = r["audit_no_records"]["total_s"] / hand
+    r["ratio_audit_to_hand_same"] = r["audit"]["total_s"] / r["hand_same"]["total_s"]
+    r["held_out_share"] = r["audit"]["held_out_s"] / r["audit"]["total_s"]
+    r["same_release"] = r["audit"]["release_hash"] == r["hand_same"]["release_hash"]
+    return r
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, nargs="+", default=[10_000_000])
+    ap.add_argument("--engine", default="duckdb")
+    ap.add_argument("--dir", default="/tmp/pwbench")
+    ap.add_argument("--classifier", action="store_true")
+    ap.add_argument("--glob", action="store_true", help="classifier: pass a glob (streamed)")
+    ap.add_argument("--job", default="")
+    ap.add_argument("--data", default="")
+    ap.add_argument("--work", default="")
+    ap.add_argument("--result", default="")
+    ap.add_argument("--no-records", action="store_true")
+    a = ap.parse_args()
+    if a.job:
+        fn = {"audit": job_audit, "classifier": job_classifier}.get(a.job, job_hand)
+        Path(a.result).write_text(json.dumps(fn(a)))
+        return
+    Path(a.dir).mkdir(parents=True, exist_ok=True)
+    results = []
+    for rows in a.rows:
+        if a.classifier:
+            path = Path(a.dir) / f"data_{rows}.parquet"
+            generate(path, rows)
+            data = str(path)
+            if a.glob:  # a folder of one file, read through a glob: the streamed route
+                folder = Path(a.dir) / f"glob_{rows}"
+                folder.mkdir(exist_ok=True)
+                if not (folder / path.name).exists():
+                    (folder / path.name).symlink_to(path.resolve())
+                data = str(folder / "*.parquet")
+            results.append({"rows": rows, **run_job("classifier", data, a)})
+        else:
+            results.append(scale(a, rows))
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
