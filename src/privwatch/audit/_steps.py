@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ import pandas as pd
 from ..estimators import ClassifierLift, DVLift, LiftEstimator, make_lift_estimator
 from ..exceptions import PrivacyWarning, ValidationError
 from ..release import Hierarchy, ReleaseNotMetWarning, ReleaseResult, find_release
+from ..release._reuse import SearchCache
 from ..watchdog import RecordScores, Watchdog, record_tradeoff, tradeoff
 from ._spec import ESTIMATORS, AuditSpec
 
@@ -171,6 +172,11 @@ class ReleaseSearch:
     cols: list[str]
     spec: AuditSpec
     counts_column: str | None = None
+    #: The count table and searches of ``source`` reused across calls (:mod:`..release._reuse`).
+    cache: SearchCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.cache = SearchCache(folds=self.spec.folds)
 
     @property
     def held_out_tolerance(self) -> float:
@@ -210,7 +216,7 @@ class ReleaseSearch:
             return find_release(
                 data, self.sensitive, self.cols, epsilon=eps, folds=folds,
                 frontier_epsilons=frontier, suggest=suggest, rng=self.spec.seed,
-                counts_column=self.counts_column, **self.spec.search_options(),
+                counts_column=self.counts_column, cache=self.cache, **self.spec.search_options(),
             )  # fmt: skip
 
 

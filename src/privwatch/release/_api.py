@@ -30,7 +30,8 @@ from ._options import SearchOptions
 from ._per_tuple import per_tuple_table, record_tables, unique_records
 from ._protection import table_protection
 from ._result import ReleaseNotMetWarning, ReleaseResult
-from ._search import IntArray
+from ._reuse import SearchCache
+from ._search import IntArray, ReleaseSpace
 from ._validate import check_request
 from ._verdict import held_out_verdict, not_met_reasons
 
@@ -58,6 +59,7 @@ def find_release(
     min_class_size: int = 1,
     rng: int = 0,
     aim: bool = True,
+    cache: SearchCache | None = None,
 ) -> ReleaseResult:
     """Search the most informative release of ``frame`` that meets epsilon-lift privacy.
 
@@ -83,6 +85,9 @@ def find_release(
         Held-out folds (0: no check), the tolerated breach share, and the seed of both.
     frontier_epsilons : sequence of float, optional
         The frontier's epsilons (default: 0.25, 0.5, 1, 2, 3 and ``epsilon``).
+    cache : SearchCache, optional
+        Kept by a caller that asks about the same ``frame`` several times (an audit): the
+        count table and every search already made are reused (:mod:`~._reuse`).
 
     Examples
     --------
@@ -96,9 +101,18 @@ def find_release(
         confidence=confidence, max_nodes=max_nodes, useful=useful, min_class_size=min_class_size,
     )  # fmt: skip
     sens = check_request(frame, sensitive, observed, options, folds, held_out_tolerance)
-    space, row_of = count_space(
-        frame, sens, observed, hierarchies, options, folds, counts_column, rng
-    )
+
+    def build(n_folds: int) -> tuple[ReleaseSpace, IntArray]:
+        return count_space(frame, sens, observed, hierarchies, options, n_folds, counts_column, rng)
+
+    if cache is None:
+        space, row_of = build(folds)
+    else:
+        hier = tuple(
+            (c, h if isinstance(h, str | Path) else id(h)) for c, h in (hierarchies or {}).items()
+        )
+        key = (tuple(sens), tuple(observed), hier, options.useful, counts_column, rng)
+        space, row_of = cache.space(key, frame, folds, build)
     found = search_to_pass(space, options, folds, held_out_tolerance, rng, aim)
     protection = table_protection(space.table, options.epsilon, options.disclosure)
     frontier = frontier_points(space, found.options, frontier_epsilons, known=found.fit)

@@ -87,13 +87,22 @@ class CountTable:
         useful: str | None = None,
         weights: np.ndarray | None = None,
     ) -> tuple[CountTable, IntArray]:
-        """Count ``frame``; also returns each record's tuple row (to label records later)."""
+        """Count ``frame``; also returns each record's tuple row (to label records later).
+
+        The tuple rows are in the order of their codes (the hierarchies' value order, then the
+        useful value's), not in the order the records come in: the same records counted by
+        any engine, in any order, give the same table row for row, so everything computed from
+        it (the searches' tie-breaks, the held-out check's draws) is the same too."""
         keys = [hierarchies[c].codes(frame[c]) for c in observed]
         if useful is not None:
-            keys.append(pd.factorize(frame[useful].astype(str))[0].astype(np.int64))
+            keys.append(pd.factorize(frame[useful].astype(str), sort=True)[0].astype(np.int64))
         stacked = np.stack(keys, axis=1)
         row_of, n_rows = group_rows(stacked)
         rows = stacked[first_rows(row_of, n_rows)]
+        order = np.lexsort(rows.T[::-1])  # by the first column, then the next...
+        rank = np.empty(n_rows, dtype=np.int64)
+        rank[order] = np.arange(n_rows)
+        rows, row_of = rows[order], rank[row_of]
         sens = frame[list(sensitive)].astype(str)
         s_codes, s_uniques = pd.factorize(pd.MultiIndex.from_frame(sens), sort=True)
         fold = np.zeros(len(frame), dtype=np.int64) if folds is None else folds

@@ -7,6 +7,7 @@ training folds, at each frontier point and for each alternative, always from a w
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -98,8 +99,15 @@ class Fitter:
 
         A local refinement is kept only when it keeps more information and its suppressed
         records (every column ``*``, :meth:`Plan.suppressed_records`) stay within
-        ``max_suppressed``: refining the all-``*`` root can leave many records there.
+        ``max_suppressed``: refining the all-``*`` root can leave many records there. The
+        search is deterministic, so a fit of these options and counts already made on this
+        space is returned again (:meth:`ReleaseSpace.remember`): the held-out check of a
+        release already searched, the frontier point of an epsilon the proposal searched.
         """
+        digest = hashlib.blake2b(np.ascontiguousarray(counts).tobytes(), digest_size=16).digest()
+        return self.space.remember((self.options, digest), lambda: self._search(counts))
+
+    def _search(self, counts: FloatArray) -> Fit:
         o, space = self.options, self.space
         best, evaluated = search_global(
             space,
@@ -132,12 +140,19 @@ class Fitter:
         """The release of ``counts`` alone (what the held-out check cross-fits)."""
         return self.fit(counts).plan
 
-    def held_out(self, rng: int) -> HeldOut:
-        """This search cross-fitted over the table's folds and checked on held-out records
-        (:func:`~privwatch.release._heldout.held_out_check`, its draws seeded by ``rng``)."""
+    def held_out(self, rng: int, cross_fit: bool = True) -> HeldOut:
+        """This search's release checked on held-out records
+        (:func:`~privwatch.release._heldout.held_out_check`, its draws seeded by ``rng``); with
+        ``cross_fit``, the search is also run on each fold's training folds for the plug-in
+        figures (the estimate, its interval and so the verdict are the same without)."""
         table = self.space.table
         return held_out_check(
-            self.space, table, self.plan, self.box, rng=np.random.default_rng(rng)
+            self.space,
+            table,
+            self.plan,
+            self.box,
+            rng=np.random.default_rng(rng),
+            cross_fit=cross_fit,
         )
 
 

@@ -94,6 +94,16 @@ class ReleaseResult:
             },
             "held_out": None
             if self.held_out is None
-            else {**self.held_out.to_dict(), "verdict": self.held_out_verdict},
+            else {
+                **_not_computed_as_none(self.held_out.to_dict()),
+                "verdict": self.held_out_verdict,
+            },
             "frontier": self.frontier,
         }
+
+
+def _not_computed_as_none(held: dict[str, Any]) -> dict[str, Any]:
+    """The held-out figures with the plug-in ones not computed (NaN: the release was not
+    cross-fitted) as None, so leakage.json says null rather than 'nan'."""
+    plugin = ("breach_probability_plugin", "max_log_lift_plugin")
+    return {k: None if k in plugin and v != v else v for k, v in held.items()}

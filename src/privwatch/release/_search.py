@@ -18,7 +18,9 @@ no better than the best release found: every node not yet seen is coarser than o
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from typing import TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -31,6 +33,7 @@ __all__ = ["Plan", "ReleaseSpace", "finest_bound", "search_global"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
+T = TypeVar("T")
 
 
 class ReleaseSpace:
@@ -61,9 +64,25 @@ class ReleaseSpace:
             np.int64
         )
         self._cache: dict[tuple[int, ...], tuple[IntArray, int]] = {}
+        self._remembered: dict[Hashable, object] = {}
 
     #: Largest memory (bytes) the cache of lattice-node groupings may hold.
     CACHE_BYTES = 256 * 2**20
+    #: Largest number of searches remembered (each holds a plan: levels of every tuple row).
+    MAX_REMEMBERED = 64
+
+    def remember(self, key: Hashable, search: Callable[[], T]) -> T:
+        """``search()``, made once per ``key`` on this space while the plans remembered fit
+        in :attr:`CACHE_BYTES` and number at most :attr:`MAX_REMEMBERED` (a search is a
+        deterministic function of its options and counts, so it is not repeated)."""
+        if key in self._remembered:
+            return cast(T, self._remembered[key])
+        out = search()
+        plan_bytes = self.table.codes.shape[0] * (8 * len(self.hierarchies) + 1)
+        room = (len(self._remembered) + 1) * plan_bytes <= self.CACHE_BYTES
+        if room and len(self._remembered) < self.MAX_REMEMBERED:
+            self._remembered[key] = out
+        return out
 
     def node_cells(self, node: tuple[int, ...]) -> tuple[IntArray, int]:
         """Cell of every tuple row at a global-recoding node (cached: it does not depend on the
