@@ -27,6 +27,17 @@ def _tiny(name: str) -> dict[str, Any]:
     return cfg
 
 
+def _same_point(alone: dict[str, object], of_curve: dict[str, object]) -> None:
+    """A point refitted alone equals the point of the whole curve, which is fitted as one
+    stacked program: the same arithmetic up to float32 rounding in another summation order."""
+    assert alone.keys() == of_curve.keys()
+    for key, value in alone.items():
+        if isinstance(value, float):
+            assert value == pytest.approx(of_curve[key], rel=1e-6, abs=1e-9), key
+        else:
+            assert value == of_curve[key], key
+
+
 @pytest.mark.parametrize(
     ("name", "curve"),
     [("tripathy2019_gaussian_scalar", "full"), ("tripathy2019_gaussian_vector_paper", "useful")],
@@ -37,7 +48,7 @@ def test_a_point_refitted_alone_equals_the_point_of_the_whole_curve(
     cfg = _tiny(name)
     rep = gallery.reproduce(name, tmp_path, overrides=cfg)
     points = rep.results["results"][curve]["points"]
-    assert refit_point(cfg, curve, 1) == points[1]
+    _same_point(refit_point(cfg, curve, 1), points[1])
     assert refit_point(cfg, curve, 0) != points[1]  # the points differ (data, seed, budget)
 
 
@@ -65,4 +76,4 @@ def test_a_curve_can_have_its_own_budgets_and_lambda(tmp_path: Path) -> None:
     res = rep.results["results"]
     assert len(res["useful"]["points"]) == 2
     assert [p["delta"] for p in res["full"]["points"]] == pytest.approx([0.1, 0.2, 0.3])
-    assert refit_point(cfg, "full", 2) == res["full"]["points"][2]
+    _same_point(refit_point(cfg, "full", 2), res["full"]["points"][2])
