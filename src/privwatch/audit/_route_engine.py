@@ -248,7 +248,7 @@ def _shares(counts: pd.DataFrame, sensitive: list[str], weight: np.ndarray, name
     """Each sensitive value's share of the records, largest first (the joint tuple ``a|b`` for
     several sensitive columns, as the in-memory route writes it)."""
     cols = [counts[c].astype(str) for c in sensitive]  # vectorised: no per-row join
-    values = cols[0].str.cat(cols[1:], sep="|") if len(cols) > 1 else cols[0]
+    values = cols[0].str.cat(pd.concat(cols[1:], axis=1), sep="|") if len(cols) > 1 else cols[0]
     shares = pd.Series(weight, index=values.to_numpy()).groupby(level=0).sum()
     shares = (shares / shares.sum()).sort_values(ascending=False, kind="stable")
     shares.name = name
