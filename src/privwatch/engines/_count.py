@@ -14,14 +14,13 @@ import pandas as pd
 from ..exceptions import ValidationError
 from ._folded import pandas_folded, polars_folded
 from ._folds import fold_expr, fold_sql
-from ._sources import Source, duckdb_connect, require, resolve
+from ._sources import ROW, Source, check_row_free, duckdb_connect, require, resolve
 from ._sql import connect_url, quote, sql_row_number
 
 __all__ = ["count_table"]
 
 #: The column holding each record's 0-based row position in the source (the order of
 #: :func:`count_table`'s folds): written with every labelled record by :func:`label_records`.
-ROW = "privwatch_row"
 #: Prefix of the per-fold count columns of a wide count (never a key: see ``_check_columns``).
 _WIDE = "_privwatch_fold_count_"
 
@@ -117,15 +116,6 @@ def canonical(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         ]
         idx = sorted(range(len(out)), key=lambda i: tuple(s.iat[i] for s in sort_keys))
         return out.iloc[idx].reset_index(drop=True)
-
-
-def check_row_free(columns: Sequence[str], with_row: bool = True) -> None:
-    """Refuse a source that has a column named :data:`ROW` itself (it would be ambiguous)."""
-    if with_row and ROW in list(columns):
-        raise ValidationError(
-            f"`source` must not have a column named {ROW!r}: privwatch adds it (each record's "
-            "row position); rename that column."
-        )
 
 
 def _files_frame(src: Source, with_row: bool) -> Any:

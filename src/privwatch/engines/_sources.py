@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -150,3 +151,16 @@ def choose_engine(source: Any, engine: str = "auto", table: str | None = None) -
     """
     src = resolve(source, engine, table if table is not None else "?")
     return src.engine, src.reason
+
+
+#: The column of each record's row position that privwatch adds.
+ROW = "privwatch_row"
+
+
+def check_row_free(columns: Sequence[str], with_row: bool = True) -> None:
+    """Refuse a source that has a column named :data:`ROW` itself (it would be ambiguous)."""
+    if with_row and ROW in list(columns):
+        raise ValidationError(
+            f"`source` must not have a column named {ROW!r}: privwatch adds it (each record's "
+            "row position); rename that column."
+        )

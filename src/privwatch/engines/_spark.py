@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from ._sources import require
+from ._sources import check_row_free, require
 
 __all__ = ["spark_files", "spark_fold", "spark_folded_count", "spark_join", "spark_with_row"]
 
@@ -51,8 +51,6 @@ def spark_files(files: Sequence[str], row: str | None) -> Any:
         return frame if row is None else spark_with_row(frame, row)
     frames = [spark.read.parquet(x) for x in files]
     if row is not None:
-        from ._count import check_row_free
-
         for fr in frames:
             check_row_free(fr.columns)
         offsets = [0]
@@ -70,8 +68,6 @@ def spark_with_row(frame: Any, row: str) -> Any:
     as ``zipWithIndex`` numbers them) as column ``row``: one count per partition reaches the
     driver."""
     f = _functions()
-    from ._count import check_row_free
-
     check_row_free(frame.columns)
     tagged = frame.select("*", f.monotonically_increasing_id().alias(row))
     part = f.shiftright(f.col(row), _PART_BITS)
