@@ -1,0 +1,66 @@
+"""Which classes of a lattice node to suppress so that the merged suppressed cell meets epsilon
+too (:func:`choose_suppression`; the search of :mod:`~privwatch.release._search` calls it for
+every node)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ._cells import LiftBox, entropy_of_sizes
+
+__all__ = ["choose_suppression"]
+
+FloatArray = NDArray[np.float64]
+
+
+def _merge_cost(a: FloatArray, b: float, n: float) -> FloatArray:
+    """Entropy lost by merging cells of sizes ``a`` into one of size ``b`` (all out of ``n``)."""
+
+    def h(x: FloatArray) -> FloatArray:
+        p = np.asarray(x, dtype=float) / n
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(p > 0, -p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+
+    return np.asarray(h(a) + h(np.asarray(b)) - h(a + b), dtype=float)
+
+
+def choose_suppression(
+    ct: FloatArray, box: LiftBox, budget: float, n: float, forced: np.ndarray | None = None
+) -> np.ndarray | None:
+    """Which classes to suppress: those breaking epsilon and the ``forced`` ones (released as
+    ``*`` already, or below the minimum class size), plus safe ones until the merged cell meets
+    epsilon (two greedy orders, the better kept); None when the limit cannot be met."""
+    bad = box.breaks(ct) if forced is None else box.breaks(ct) | forced
+    sizes = ct.sum(1)
+    if sizes[bad].sum() > budget + 1e-9:
+        return None
+    best: np.ndarray | None = None
+    best_cost = np.inf
+    for per_entropy in (True, False):
+        sup: np.ndarray | None = bad.copy()
+        assert sup is not None
+        merged = ct[sup].sum(0)
+        while merged.sum() > 0 and box.violation(merged[None])[0] > 1e-12:
+            room = budget - merged.sum()
+            cand = np.flatnonzero(~sup & (sizes <= room + 1e-9) & (sizes > 0))
+            if cand.size == 0:
+                sup = None
+                break
+            now = box.violation(merged[None])[0]
+            gain = now - box.violation(merged[None] + ct[cand])
+            cost = _merge_cost(sizes[cand], float(merged.sum()), n) if per_entropy else sizes[cand]
+            score = np.where(gain > 1e-15, gain / np.maximum(cost, 1e-300), -np.inf)
+            pick = int(np.argmax(score))
+            if not np.isfinite(score[pick]):
+                sup = None
+                break
+            sup[cand[pick]] = True
+            merged = merged + ct[cand[pick]]
+        if sup is None:
+            continue
+        keep = sizes[~sup]
+        cost_total = -entropy_of_sizes(np.append(keep, sizes[sup].sum()), n)
+        if cost_total < best_cost:
+            best, best_cost = sup, cost_total
+    return best
