@@ -86,8 +86,7 @@ def find_release(
     frontier_epsilons : sequence of float, optional
         The frontier's epsilons (default: 0.25, 0.5, 1, 2, 3 and ``epsilon``).
     cache : SearchCache, optional
-        Kept by a caller that asks about the same ``frame`` several times (an audit): the
-        count table and every search already made are reused (:mod:`~._reuse`).
+        Reuse the count table and searches across calls on one ``frame`` (:mod:`~._reuse`).
 
     Examples
     --------
@@ -101,36 +100,69 @@ def find_release(
         confidence=confidence, max_nodes=max_nodes, useful=useful, min_class_size=min_class_size,
     )  # fmt: skip
     sens = check_request(frame, sensitive, observed, options, folds, held_out_tolerance)
-
-    def build(n_folds: int) -> tuple[ReleaseSpace, IntArray]:
-        return count_space(frame, sens, observed, hierarchies, options, n_folds, counts_column, rng)
-
-    if cache is None:
-        space, row_of = build(folds)
-    else:
-        hier = tuple(
-            (c, h if isinstance(h, str | Path) else id(h)) for c, h in (hierarchies or {}).items()
-        )
-        key = (tuple(sens), tuple(observed), hier, options.useful, counts_column, rng)
-        space, row_of = cache.space(key, frame, folds, build)
+    space, row_of = _space(
+        frame, sens, observed, hierarchies, options, folds, counts_column, rng, cache
+    )
     found = search_to_pass(space, options, folds, held_out_tolerance, rng, aim)
     protection = table_protection(space.table, options.epsilon, options.disclosure)
     frontier = frontier_points(space, found.options, frontier_epsilons, known=found.fit)
     reasons = not_met_reasons(
         found.options, found.information_nats, found.held, held_out_tolerance, protection
     )
-    alternatives: list[dict[str, Any]] = []
-    if suggest and reasons:  # from the margin the search ended with: args reproduce each alone
-        advice = suggest_alternatives(
-            space, found.options, folds, held_out_tolerance, rng, frontier=frontier, aim=aim
-        )
-        alternatives = [a.to_dict() for a in advice]
+    wanted = suggest and bool(reasons)
+    alternatives = _advice(space, found, folds, held_out_tolerance, rng, frontier, aim, wanted)
     result = _result(frame, observed, row_of, found, frontier, reasons, alternatives)
     result.per_value = protection
     result.held_out_verdict = held_out_verdict(found.held, held_out_tolerance)
     if reasons:
         warnings.warn("; ".join(reasons), ReleaseNotMetWarning, stacklevel=2)
     return result
+
+
+def _advice(
+    space: ReleaseSpace,
+    found: Searched,
+    folds: int,
+    tolerance: float,
+    rng: int,
+    frontier: list[dict[str, Any]],
+    aim: bool,
+    wanted: bool,
+) -> list[dict[str, Any]]:
+    """The ``alternatives`` of a release that is not met (:mod:`~._alternatives`), searched from
+    the margin the search ended with, so that each one's ``args`` reproduce it alone."""
+    if not wanted:
+        return []
+    advice = suggest_alternatives(
+        space, found.options, folds, tolerance, rng, frontier=frontier, aim=aim
+    )
+    return [a.to_dict() for a in advice]
+
+
+def _space(
+    frame: pd.DataFrame,
+    sens: Sequence[str],
+    observed: Sequence[str],
+    hierarchies: Mapping[str, str | Path | Hierarchy] | None,
+    options: SearchOptions,
+    folds: int,
+    counts_column: str | None,
+    rng: int,
+    cache: SearchCache | None,
+) -> tuple[ReleaseSpace, IntArray]:
+    """The count table of ``frame`` (:func:`~._counting.count_space`), or the one ``cache``
+    already holds for the same records and counting settings."""
+
+    def build(n_folds: int) -> tuple[ReleaseSpace, IntArray]:
+        return count_space(frame, sens, observed, hierarchies, options, n_folds, counts_column, rng)
+
+    if cache is None:
+        return build(folds)
+    hier = tuple(
+        (c, h if isinstance(h, str | Path) else id(h)) for c, h in (hierarchies or {}).items()
+    )
+    key = (tuple(sens), tuple(observed), hier, options.useful, counts_column, rng)
+    return cache.space(key, frame, folds, build)
 
 
 def _result(
