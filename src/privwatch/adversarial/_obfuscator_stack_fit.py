@@ -3,15 +3,14 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from .._cuda_graph import run_stacked
 from ._obfuscator_stacked import StackedBayesGame, StackedGame
 from ._obfuscator_stacked_clf import StackedClassifierGame
-from ._runtime import GraphFallbackWarning
 
 __all__ = ["can_stack_obfuscators", "fit_stacked_obfuscators"]
 
@@ -80,12 +79,5 @@ def fit_stacked_obfuscators(models: Sequence[Any], samples: Sequence[Any]) -> li
         game = StackedBayesGame(models, setups)
     else:
         game = StackedClassifierGame(models, setups)
-    game.run()
-    if game.on_cuda and models[0].cuda_graph and game.graph is None:
-        warnings.warn(
-            f"the stacked obfuscator fit ran eagerly on {game.dev}: {game.reason}.",
-            GraphFallbackWarning,
-            stacklevel=3,
-        )
-    game.unstack()
+    run_stacked(game, models[0].cuda_graph, "the stacked obfuscator fit")
     return list(models)

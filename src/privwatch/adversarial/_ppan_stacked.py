@@ -16,19 +16,18 @@ captured CUDA graph.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from .._cuda_graph import graphed_epoch, run_stacked
 from .._device import resolve_device
 from .._rng import check_rng
 from .._torch import generator_from, graph_adam, torch
 from .._trainer import History, Trainer
 from ._families import over_components
 from ._ppan_trainer import ppan_callbacks
-from ._runtime import GraphFallbackWarning, capture, warm_up
 from ._stacked import _graph_reason
 from ._stacking import Stack, same_architecture
 
@@ -94,14 +93,7 @@ def fit_stacked_continuous(models: Sequence[Any], samples: Sequence[Any]) -> lis
     for m in models:
         m._validate()
     trainer = ContinuousStackedTrainer(models, samples, resolve_device(first.device))
-    trainer.run()
-    if trainer.on_cuda and first.cuda_graph and trainer.graph is None:
-        warnings.warn(
-            f"the stacked PPAN fit ran eagerly on {trainer.dev}: {trainer.reason}.",
-            GraphFallbackWarning,
-            stacklevel=3,
-        )
-    trainer.unstack()
+    run_stacked(trainer, first.cuda_graph, "the stacked PPAN fit")
     return list(models)
 
 
@@ -242,14 +234,7 @@ class ContinuousStackedTrainer(Trainer):
 
     def train_epoch(self, epoch: int) -> dict[str, float]:
         self.draw_epoch()
-        if self.reason is None and epoch == 1:
-            self.graph, self.reason = capture(self.epoch_body, "the epoch")
-        if self.graph is not None:
-            self.graph.replay()
-        elif self.reason is None:  # the eager warm-up epoch, on a side stream
-            warm_up(self.epoch_body, self.dev)
-        else:
-            self.epoch_body()
+        graphed_epoch(self, epoch, "the epoch")
         self.hist[epoch].copy_(self.sums)
         return {}
 

@@ -14,12 +14,12 @@ epoch runs eagerly and warms the graph up). Histories stay on the device until t
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from .._cuda_graph import graphed_epoch, run_stacked
 from .._device import resolve_device
 from .._rng import check_rng
 from .._torch import generator_from, graph_adam, torch
@@ -31,7 +31,6 @@ from ._families import (
     factored_logits,
 )
 from ._ppan_trainer import ppan_callbacks
-from ._runtime import GraphFallbackWarning, capture, warm_up
 
 __all__ = ["can_stack", "fit_stacked"]
 
@@ -109,16 +108,8 @@ def fit_stacked(models: Sequence[Any], samples: Sequence[Any]) -> list[Any]:
     first = models[0]
     for m in models:
         m._validate()
-    dev = resolve_device(first.device)
-    trainer = StackedTrainer(models, samples, dev)
-    trainer.run()
-    if trainer.on_cuda and first.cuda_graph and trainer.graph is None:
-        warnings.warn(
-            f"the stacked PPAN fit ran eagerly on {dev}: {trainer.reason}.",
-            GraphFallbackWarning,
-            stacklevel=3,
-        )
-    trainer.unstack()
+    trainer = StackedTrainer(models, samples, resolve_device(first.device))
+    run_stacked(trainer, first.cuda_graph, "the stacked PPAN fit")
     return list(models)
 
 
@@ -212,14 +203,7 @@ class StackedTrainer(Trainer):
             self.order.copy_(keys.argsort(1))
         else:
             self.order.copy_(torch.stack([torch.randperm(n, generator=g) for g in self.gens]))
-        if self.reason is None and epoch == 1:
-            self.graph, self.reason = capture(self.epoch_body, "the epoch")
-        if self.graph is not None:
-            self.graph.replay()
-        elif self.reason is None:  # the eager warm-up epoch, on a side stream
-            warm_up(self.epoch_body, self.dev)
-        else:
-            self.epoch_body()
+        graphed_epoch(self, epoch, "the epoch")
         self.hist[epoch].copy_(self.sums)
         return {}
 

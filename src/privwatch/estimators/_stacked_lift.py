@@ -30,7 +30,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from .._cuda_graph import GraphFallbackWarning, capture, warm_up
+from .._cuda_graph import GraphFallbackWarning, graphed_epoch
 from .._torch import torch
 from .._trainer import Callback, History, ProgressBar, Trainer
 from ._stacked_net import StackedMLP, StackedOptimizer
@@ -323,14 +323,7 @@ class StackedLiftTrainer(Trainer):
             self._streamed_epoch()
         else:
             self._schedule()
-            if self.reason is None and epoch == 1:
-                self.graph, self.reason = capture(self.epoch_body, "the stacked lift epoch")
-            if self.graph is not None:
-                self.graph.replay()
-            elif self.reason is None:  # the eager warm-up epoch, on a side stream
-                warm_up(self.epoch_body, self.dev)
-            else:
-                self.epoch_body()
+            graphed_epoch(self, epoch, "the stacked lift epoch")
         self.hist[epoch, 0].copy_(self.sums / self.seen.clamp(min=1))
         self.hist[epoch, 1].copy_(self.val_loss)
         return {}
