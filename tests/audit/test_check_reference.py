@@ -1,7 +1,8 @@
 """privwatch check on releases other tools made, each tool in its own virtual environment.
 
-ANJANA 1.2.3 makes k-anonymous and l-diverse releases of the bundled COMPAS data (it drops the
-records it suppresses and keeps each record's row number in an ``index`` column); pycanon 1.3.6
+ANJANA 1.2.3 (the pin of ``tests/release/_reference_venvs.py``) makes k-anonymous and
+l-diverse releases of the bundled COMPAS data (it drops the records it suppresses and keeps
+each record's row number in an ``index`` column); pycanon 1.3.6
 measures them; anonymeter 1.1.0 attacks a synthetic table. The venvs live under
 ``<repo>/.ref-venvs/`` (gitignored) as for ``tests/release/test_reference_libs.py``; set
 ``PRIVWATCH_SKIP_REFERENCE_LIBS=1`` to skip these tests on a machine without PyPI.
@@ -10,8 +11,6 @@ measures them; anonymeter 1.1.0 attacks a synthetic table. The venvs live under
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,6 @@ from privwatch.release import classic_counts
 from tests.release._reference_venvs import (
     ANONYMETER,
     PYCANON,
-    VENVS,
     frame_payload,
     reference_python,
     run_json,
@@ -40,7 +38,6 @@ pytestmark = [
     ),
 ]
 
-ANJANA_PIN = "1.2.3"
 QI = ["age", "sex", "priors_count"]
 
 ANJANA = r"""
@@ -72,21 +69,6 @@ print(json.dumps({c: out[c].tolist() for c in out.columns}))
 """
 
 
-def anjana_python() -> Path:
-    """The Python of ``.ref-venvs/anjana`` (ANJANA pinned), created on first use."""
-    venv = VENVS / "anjana"
-    python = venv / "bin" / "python"
-    probe = f"import importlib.metadata as m, sys; sys.exit(m.version('anjana') != {ANJANA_PIN!r})"
-    if python.exists() and subprocess.run([python, "-c", probe], check=False).returncode == 0:
-        return python
-    VENVS.mkdir(exist_ok=True)
-    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
-    subprocess.run(
-        [python, "-m", "pip", "install", "-q", f"anjana=={ANJANA_PIN}"], check=True, timeout=900
-    )
-    return python
-
-
 @pytest.fixture(autouse=True)
 def _quiet() -> None:
     warnings.simplefilter("ignore")
@@ -99,7 +81,7 @@ def _compas() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def anjana_releases() -> dict[str, pd.DataFrame]:
-    python = anjana_python()
+    python = reference_python("anjana")
     job = {"data": frame_payload(_compas())}
     return {
         "k": pd.DataFrame(run_json(python, ANJANA, {**job, "model": "k", "k": 10, "supp": 2})),

@@ -1,9 +1,9 @@
-"""pycanon 1.3.6 and anonymeter 1.1.0 in their own virtual environments, driven by JSON.
+"""pycanon 1.3.6, anonymeter 1.1.0 and ANJANA 1.2.3 in their own venvs, driven by JSON.
 
 Both pin old NumPy/pandas, so they are never dependencies of privwatch: each is installed once
 into ``<repo>/.ref-venvs/<name>`` (gitignored) and run as a child process that reads a JSON
-payload on stdin and writes a JSON answer on stdout. Used by ``test_reference_libs.py`` and
-``benchmarks/bench_classic.py``.
+payload on stdin and writes a JSON answer on stdout. Used by ``test_reference_libs.py``,
+``tests/audit/test_check_reference.py`` (ANJANA too) and ``benchmarks/bench_classic.py``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pandas as pd
 
 REPO = Path(__file__).resolve().parents[2]
 VENVS = REPO / ".ref-venvs"
-PINS = {"pycanon": "1.3.6", "anonymeter": "1.1.0"}
+PINS = {"pycanon": "1.3.6", "anonymeter": "1.1.0", "anjana": "1.2.3"}
 
 
 def reference_python(name: str) -> Path:
