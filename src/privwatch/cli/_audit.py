@@ -21,10 +21,9 @@ from ..exceptions import PrivwatchError, ValidationError
 from ..report import check_writable, write_audit
 from ._audit_options import DEFAULT_MAX_LEVELS, Data, Opt
 from ._flags import to_flags
-from ._io import console, fail, load_config
+from ._io import console, fail, load_config, writes_or_leaves_nothing
 from ._print import print_audit, summary_json
 from ._progress import progress
-from ._signals import Terminated, sigterm_raises
 
 __all__ = ["audit_command", "spec_from_options"]
 
@@ -75,12 +74,6 @@ def _audit(o: dict[str, Any], talk: bool) -> tuple[Any, list[Path], Path]:
     return result, written, target
 
 
-def _remove_if_empty(folder: Path, created: bool) -> None:
-    """A failed run leaves no output folder it created (one it found is left as it was)."""
-    if created and folder.is_dir() and not any(folder.iterdir()):
-        folder.rmdir()
-
-
 def audit_command(
     ctx: typer.Context,
     data: Data = None,
@@ -128,20 +121,9 @@ def audit_command(
     except PrivwatchError as exc:
         fail(str(exc))
         return
-    created = not Path(o["out"]).exists()
     talk = not (o["quiet"] or o["as_json"])
-    try:
-        with sigterm_raises():
-            result, written, target = _audit(o, talk)
-    except (Terminated, KeyboardInterrupt):
-        _remove_if_empty(Path(o["out"]), created)
-        raise typer.Exit(130) from None
-    except (PrivwatchError, OSError) as exc:
-        _remove_if_empty(Path(o["out"]), created)
-        if isinstance(exc, PrivwatchError):
-            fail(str(exc))
-        fail(f"could not write the outputs to {o['out']}: {exc}; nothing was left there.")
-        return
+    with writes_or_leaves_nothing(Path(o["out"])):
+        result, written, target = _audit(o, talk)
     seconds = time.perf_counter() - t0
     names = [p.name for p in written]
     if o["as_json"]:

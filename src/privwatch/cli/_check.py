@@ -18,14 +18,12 @@ import typer
 
 from ..audit import Audit
 from ..audit._check import check
-from ..exceptions import PrivwatchError
 from ..report import check_writable, checks_note, fmt, pct, write_audit
 from ._audit_options import Opt
 from ._checks_lines import classic_line
 from ._flags import to_flags
-from ._io import console, fail
+from ._io import console, writes_or_leaves_nothing
 from ._print import _release_rows, figures, say, summary_json
-from ._signals import Terminated, sigterm_raises
 
 __all__ = ["check_command"]
 
@@ -44,11 +42,6 @@ Control = Annotated[
     Path | None,
     typer.Option(help="With --synthetic: records the generator never saw (the attack's control)."),
 ]
-
-
-def _remove_if_empty(folder: Path, created: bool) -> None:
-    if created and folder.is_dir() and not any(folder.iterdir()):
-        folder.rmdir()
 
 
 def _verdict(result: Audit, met: str) -> None:
@@ -126,29 +119,18 @@ def check_command(
 ) -> None:
     """Check a release made elsewhere (generalised, suppressed, perturbed or synthetic)."""
     t0 = time.perf_counter()
-    created = not out.exists()
     options: dict[str, Any] = dict(
         sensitive=sensitive, observed=observed, epsilon=epsilon, disclosure=disclosure,
         folds=folds, held_out_tolerance=held_out_tolerance, checks=checks, seed=seed,
         sep=sep, encoding=encoding,
     )  # fmt: skip
-    try:
-        with sigterm_raises():
-            check_writable(out, overwrite)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                result = check(original, release, key=key, synthetic=synthetic,
-                               control=control, **options)  # fmt: skip
-            written = write_audit(result, out, overwrite=True)
-    except (Terminated, KeyboardInterrupt):
-        _remove_if_empty(out, created)
-        raise typer.Exit(130) from None
-    except (PrivwatchError, OSError) as exc:
-        _remove_if_empty(out, created)
-        if isinstance(exc, PrivwatchError):
-            fail(str(exc))
-        fail(f"could not write the outputs to {out}: {exc}; nothing was left there.")
-        return
+    with writes_or_leaves_nothing(out):
+        check_writable(out, overwrite)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = check(original, release, key=key, synthetic=synthetic,
+                           control=control, **options)  # fmt: skip
+        written = write_audit(result, out, overwrite=True)
     seconds = time.perf_counter() - t0
     names = [p.name for p in written]
     if as_json:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +15,10 @@ from rich.console import Console
 from ..audit import BUNDLED
 from ..audit._spec import read_config
 from ..engines import read_table
-from ..exceptions import ValidationError
+from ..exceptions import PrivwatchError, ValidationError
 from ..preprocessing import BinSpec, parse_bins
 from ._flags import to_flags
+from ._signals import Terminated, sigterm_raises
 
 __all__ = [
     "DATASETS",
@@ -43,6 +46,31 @@ def fail(message: str) -> None:
     status 2."""
     err_console.print(f"[bold red]error:[/] {to_flags(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
+
+
+@contextlib.contextmanager
+def writes_or_leaves_nothing(out: Path) -> Iterator[None]:
+    """A command that writes to the folder ``out``: within the block SIGTERM raises
+    (:func:`sigterm_raises`); an interruption exits with status 130, a privwatch error or an
+    I/O error with a one-line error and status 2, and either way a folder the command created
+    is removed when it is empty (one it found is left as it was)."""
+    created = not out.exists()
+
+    def remove_if_empty() -> None:
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+
+    try:
+        with sigterm_raises():
+            yield
+    except (Terminated, KeyboardInterrupt):
+        remove_if_empty()
+        raise typer.Exit(130) from None
+    except (PrivwatchError, OSError) as exc:
+        remove_if_empty()
+        if isinstance(exc, PrivwatchError):
+            fail(str(exc))
+        fail(f"could not write the outputs to {out}: {exc}; nothing was left there.")
 
 
 def _as_cli_list(name: str, value: Any) -> list[str]:
