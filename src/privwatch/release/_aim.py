@@ -37,13 +37,12 @@ class Searched(NamedTuple):
 
 
 def _search(space: ReleaseSpace, options: SearchOptions, folds: int, rng: int) -> Searched:
-    """One search and its held-out check (no plug-in figures: see :func:`search_to_pass`); a
-    release that keeps nothing (every record '*') is not checked on held-out records: it
-    discloses nothing, and it is not met anyway."""
+    """One search and its held-out check; a release that keeps nothing (every record '*') is
+    not checked on held-out records: it discloses nothing, and it is not met anyway."""
     fitter = Fitter(space, options)
     fit = fitter.fit(space.table.total())
     kept = kept_information(space, fit.plan)
-    held = fitter.held_out(rng, cross_fit=False) if folds >= 2 and kept > NOTHING_KEPT else None
+    held = fitter.held_out(rng) if folds >= 2 and kept > NOTHING_KEPT else None
     return Searched(options, fitter, fit, held, kept)
 
 
@@ -54,17 +53,12 @@ def search_to_pass(
     tolerance: float,
     rng: int,
     aim: bool = True,
-    plugin: bool = False,
 ) -> Searched:
     """The release at ``options``, with the margin grown until its held-out check passes
     (``aim``; see the module docstring).
 
-    The releases tried are checked without cross-fitting (the table's tuple model is fitted
-    once and each check evaluates one release: its estimate, interval and verdict do not
-    depend on searches of the training folds). With ``plugin``, the release returned is also
-    searched on each fold's training folds for the plug-in figures
-    (``breach_probability_plugin``: pessimistic, a cell of three held-out records shows
-    zeros; NaN without), K more searches; the audit does not ask for them."""
+    Each release tried is checked with one search (:meth:`Fitter.held_out`): the table's tuple
+    model is fitted once and each check evaluates one release."""
     found = _search(space, options, folds, rng)
     if aim and found.held is not None:  # folds, and a release that keeps something
         for level in MARGINS:
@@ -73,6 +67,4 @@ def search_to_pass(
             if options.confidence is not None and level <= options.confidence:
                 continue
             found = _search(space, options.replace(confidence=level), folds, rng)
-    if plugin and found.held is not None:
-        found = found._replace(held=found.fitter.held_out(rng, cross_fit=True))
     return found
