@@ -286,6 +286,14 @@ def first_rows(cell_of: IntArray, n_cells: int) -> IntArray:
     return first
 
 
+def entropy_terms(sizes: FloatArray, total: float) -> FloatArray:
+    """-p log p of every cell of ``sizes`` records out of ``total`` (0 for an empty cell): each
+    cell's additive share of the entropy of the partition."""
+    p = np.asarray(sizes, dtype=float) / total
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(p > 0, -p * np.log(np.where(p > 0, p, 1.0)), 0.0)
+
+
 def entropy_of_sizes(sizes: FloatArray, total: float) -> float:
     """Entropy (nats) of a partition of ``total`` records into cells of ``sizes``."""
     p = np.asarray(sizes, dtype=float) / total

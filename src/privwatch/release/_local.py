@@ -25,21 +25,13 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ._cells import LiftBox, cell_counts, group_rows
+from ._cells import LiftBox, cell_counts, entropy_terms, group_rows
 from ._search import Plan, ReleaseSpace, cell_information
 
 __all__ = ["refine_locally"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-
-
-def _entropy_terms(sizes: FloatArray, total: float) -> FloatArray:
-    """-p log p of every cell of ``sizes`` records out of ``total`` (0 for an empty cell), as
-    :func:`~privwatch.release._search.cell_information` gives them without a useful column."""
-    p = sizes / total
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(p > 0, -p * np.log(np.where(p > 0, p, 1.0)), 0.0)
 
 
 def _best_splits(
@@ -82,7 +74,7 @@ def _best_splits(
         any_valid = cell_counts(part, n_parts, row_valid.astype(float)) > 0
         # after: valid children apart, the remainder as one cell
         if space.table.useful is None:  # entropy terms of the cell sizes, directly
-            after = _entropy_terms(np.concatenate([np.where(valid, size, 0.0), rest_size]), total)
+            after = entropy_terms(np.concatenate([np.where(valid, size, 0.0), rest_size]), total)
         else:
             cell = np.where(row_valid, child, n_child + part)
             after = cell_information(space, cell, n_child + n_parts, counts, total)

@@ -26,7 +26,14 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ._cells import CountTable, LiftBox, cell_counts, entropy_of_sizes, group_rows
+from ._cells import (
+    CountTable,
+    LiftBox,
+    cell_counts,
+    entropy_of_sizes,
+    entropy_terms,
+    group_rows,
+)
 from ._hierarchy import SUPPRESSED, Hierarchy
 from ._suppress import choose_suppression
 
@@ -186,11 +193,11 @@ def cell_information(
 ) -> FloatArray:
     """Each cell's additive share of the release's information: -p log p (entropy), or with a
     useful column sum_u p(c, u) log p(c, u) / (p(c) p(u)) (mutual information)."""
-    size = cell_counts(cell_of, n_cells, counts.sum(1)) / total
+    sizes = cell_counts(cell_of, n_cells, counts.sum(1))
     useful = space.table.useful
     if useful is None:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(size > 0, -size * np.log(np.where(size > 0, size, 1.0)), 0.0)
+        return entropy_terms(sizes, total)
+    size = sizes / total
     n_u = int(useful.max()) + 1
     joint = np.zeros((n_cells, n_u))
     np.add.at(joint, (cell_of, useful), counts.sum(1) / total)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ._cells import LiftBox, entropy_of_sizes
+from ._cells import LiftBox, entropy_of_sizes, entropy_terms
 
 __all__ = ["choose_suppression"]
 
@@ -17,12 +17,10 @@ FloatArray = NDArray[np.float64]
 def _merge_cost(a: FloatArray, b: float, n: float) -> FloatArray:
     """Entropy lost by merging cells of sizes ``a`` into one of size ``b`` (all out of ``n``)."""
 
-    def h(x: FloatArray) -> FloatArray:
-        p = np.asarray(x, dtype=float) / n
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(p > 0, -p * np.log(np.where(p > 0, p, 1.0)), 0.0)
-
-    return np.asarray(h(a) + h(np.asarray(b)) - h(a + b), dtype=float)
+    b_arr = np.asarray(b, dtype=float)
+    return np.asarray(
+        entropy_terms(a, n) + entropy_terms(b_arr, n) - entropy_terms(a + b_arr, n), dtype=float
+    )
 
 
 def choose_suppression(
