@@ -53,8 +53,8 @@ def parse(label: str) -> Parsed:
     ('interval', 20.0, 30.0, True, False)
     >>> parse("20-29"), parse(">=60")[1:3]
     (('interval', 20.0, 29.0, True, True), (60.0, inf))
-    >>> parse("{a, b}"), parse("Married-*")
-    (('set', frozenset({'a', 'b'})), None)
+    >>> parse("{a, b}") == ("set", frozenset({"a", "b"})), parse("Married-*")
+    (True, None)
     """
     text = label.strip()
     m = _BRACKET.match(text)
