@@ -227,13 +227,19 @@ def digits_curve(
     return time.perf_counter() - t0, [m.history_[-1]["log_likelihood"] for m in fitted]
 
 
+def _cpu_halves(args: Any) -> tuple[bool, ...]:
+    """The CPU runs of (e), (f), (g): stacked, and one after another unless
+    ``--cpu-stacked-only`` (the stacked-vs-one-by-one CPU ratio is bench_stacked.py's)."""
+    return (True,) if args.cpu_stacked_only else (True, False)
+
+
 def family_e(args: Any, cuda: bool) -> dict[str, Any]:
     """(e) stacked obfuscators: CPU stacked and one after another (2 iterations: the first
     has no generator steps), CUDA (``--obf-iters`` iterations)."""
-    hits, iters = (5, 1) if args.quick else (500, args.obf_iters)
+    hits, iters = (5, 1) if args.quick else (args.obf_hits, args.obf_iters)
     cpu_iters = 1 if args.quick else 2
     row: dict[str, Any] = {"hits": hits, "models": 8, "cpu_iterations": cpu_iters}
-    for stack in (True, False):
+    for stack in _cpu_halves(args):
         key = "cpu_stacked" if stack else "cpu_one_after_another"
         res = obfuscators_stacked("cpu", cpu_iters, hits, False, stack)
         row[f"{key}_seconds_per_iter"] = res["seconds_per_iter"]
@@ -248,11 +254,11 @@ def family_e(args: Any, cuda: bool) -> dict[str, Any]:
 
 def family_f(args: Any, cuda: bool) -> dict[str, Any]:
     """(f) the digits curve: CPU stacked and one after another (cut, scaled), CUDA."""
-    seeds, points = (1, 2) if args.quick else (5, 20)
+    seeds, points = (1, 2) if args.quick else (args.digits_seeds, 20)
     full = 2 if args.quick else 60
     cut = 1 if args.quick else max(1, args.cpu_epochs // 10)
     row: dict[str, Any] = {"seeds": seeds, "points": points, "full_epochs": full, "cpu_epochs": cut}
-    for stack in (True, False):
+    for stack in _cpu_halves(args):
         key = "cpu_stacked" if stack else "cpu_one_after_another"
         seconds, _ = digits_curve("cpu", seeds, points, cut, False, stack)
         row[f"{key}_scaled_seconds"] = seconds * full / cut
@@ -299,7 +305,7 @@ def family_g(args: Any, cuda: bool) -> dict[str, Any]:
     cpu_n = min(n, args.lift_cpu_rows or n)
     epochs = 1 if args.quick else args.lift_epochs
     row: dict[str, Any] = {"records": n, "cpu_records": cpu_n, "epochs": epochs, "networks": 32}
-    for stack in (True, False):
+    for stack in _cpu_halves(args):
         key = "cpu_stacked" if stack else "cpu_one_after_another"
         row[f"{key}_seconds"], row[f"{key}_log_loss"] = lift_fit_score("cpu", cpu_n, epochs, stack)
     if cuda:
@@ -324,6 +330,11 @@ def main() -> None:
     ap.add_argument("--only", default="abcdefg")
     ap.add_argument("--lift-epochs", type=int, default=2, help="(g): epochs of each network")
     ap.add_argument("--lift-cpu-rows", type=int, default=0, help="(g): CPU records (0: all)")
+    ap.add_argument("--obf-hits", type=int, default=500, help="(e): hits per training point")
+    ap.add_argument("--digits-seeds", type=int, default=5, help="(f): seeds x 20 lambdas")
+    ap.add_argument(
+        "--cpu-stacked-only", action="store_true", help="(e-g): no CPU one-after-another run"
+    )
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     torch.set_num_threads(2)

@@ -93,7 +93,10 @@ def fit_many(
     several kinds are stacked kind by kind. On the CPU a stacked fit is the same arithmetic as
     the fits one by one (each model's own gradient, elementwise Adam, its own batch order and
     noise), up to float rounding, with many times fewer torch calls; on CUDA each epoch runs as
-    one captured CUDA graph where it can.
+    one captured CUDA graph where it can, and the stack draws every member's batch orders and
+    noise from one device generator (a graph replays them), so a CUDA stacked member is a fit
+    with other draws than the same model fitted alone: equal in distribution, not equal (a
+    CUDA fit repeats exactly, and graph and eager agree; tests/adversarial/test_device_stacked.py).
     """
     models = list(models)
     if not models:
