@@ -96,7 +96,13 @@ def _codes(counts: pd.DataFrame, columns: list[str]) -> np.ndarray:
     appearance (column by column, then the pairs of codes: no tuple of Python objects)."""
     code = np.zeros(len(counts), dtype=np.int64)
     for c in columns:
-        part, uniques = pd.factorize(counts[c].astype(str))
+        col = counts[c]
+        # integers, booleans and strings group as their text does (no copy to text needed);
+        # floats (0.0 and -0.0 are one value but two texts) and mixed objects go through text
+        exact = col.dtype.kind in "biu" or pd.api.types.is_string_dtype(col.dtype)
+        if exact and col.dtype == object:
+            exact = bool(col.map(type).eq(str).all())
+        part, uniques = pd.factorize(col if exact else col.astype(str))
         code = pd.factorize(code * max(len(uniques), 1) + part)[0].astype(np.int64)
     return code
 
