@@ -21,8 +21,11 @@ from ._verdict import NOTHING_KEPT, held_out_fails
 
 __all__ = ["MARGINS", "Searched", "search_to_pass"]
 
-#: Credible levels tried in turn when a release fails its held-out check.
-MARGINS = (0.9, 0.95, 0.99)
+#: Credible levels tried in turn when a release fails its held-out check. The step from 0.95 to
+#: 0.99 is split at 0.975: a margin merges or suppresses every cell that misses it, and on small
+#: tables 0.99 can leave nothing released where 0.975 already passes (a 5,000-record table with a
+#: 1 % value: 1.70 nats kept and MET at 0.975, every record suppressed at 0.99).
+MARGINS = (0.9, 0.95, 0.975, 0.99)
 
 
 class Searched(NamedTuple):
