@@ -155,7 +155,9 @@ NOT_DRIVEN: dict[str, str] = {
     "estimators.cross_fit_source": "tests/estimators/test_stream_crossfit.py (Parquet sources)",
     "audit.run": "tests/audit/test_one_audit.py (frames, files, globs; Spark: tests/engines)",
     "audit.plan": "tests/audit/test_one_audit.py (specs and sources)",
-    "audit.check": "tests/audit/test_check.py (an original and a release frame, aligned or synthetic)",
+    "audit.check": (
+        "tests/audit/test_check.py (an original and a release frame, aligned or synthetic)"
+    ),
     "audit.prepare_table": "tests/audit (data frames, through audit.run)",
     "audit.jsonable": "tests/audit/test_one_audit.py (audits: leakage.json == to_dict())",
     "audit.make_stamp": "tests/audit/test_outputs.py (the stamp of an audited file)",
