@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ValidationError
-from ._count import ROW, _files_frame, _native_frame, check_row_free, duckdb_files_sql
-from ._sources import Source, duckdb_connect, require, resolve
+from ._count import _files_frame, _native_frame, duckdb_files_sql
+from ._sources import ROW, Source, check_row_free, duckdb_connect, require, resolve
 from ._sql import connect_url, quote, sql_row_number
 
 __all__ = ["label_records", "label_spark_frame"]
