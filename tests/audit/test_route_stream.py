@@ -209,3 +209,19 @@ def test_a_csv_glob_is_refused(tmp_path: Path) -> None:
                "--out", str(tmp_path / "out"))  # fmt: skip
     assert res.exit_code == 2, res.output
     assert "streams Parquet files" in " ".join(res.output.split())
+
+
+def test_risk_sample_holds_only_its_own_values() -> None:
+    """The streamed route's risk sample keeps every stride-th risk; each kept piece must own its
+    memory: a strided view kept its whole batch alive, so the memory grew with the stride, i.e.
+    with the number of records (130-145 MiB more at 10^7 rows than at 10^6)."""
+    import privwatch.audit._route_stream as rs
+
+    sc = rs._Scored([0, 1], np.zeros(2), np.zeros(2), 0.0, 0.0, {}, [])
+    batch = 65_536
+    for _ in range(3 * rs.RISK_SAMPLE // batch):
+        rs._keep_sample(sc, np.random.default_rng(0).random(batch))
+    assert sc.stride > 1
+    held = sum(r.base.nbytes if r.base is not None else r.nbytes for r in sc.risk)
+    kept = sum(len(r) for r in sc.risk)
+    assert kept <= rs.RISK_SAMPLE and held <= 8 * kept + 64

@@ -219,10 +219,12 @@ def _keep_sample(sc: _Scored, risk: np.ndarray) -> None:
     """Keep every ``stride``-th risk, doubling the stride whenever more than
     :data:`RISK_SAMPLE` are kept: memory stays bounded on any number of records."""
     stride = int(sc.stride)
-    sc.risk.append(risk[(-sc.seen) % stride :: stride])
+    # a copy: a strided view would keep its whole batch (and the batch's frame) alive, which
+    # grew the memory with the stride, i.e. with the number of records
+    sc.risk.append(risk[(-sc.seen) % stride :: stride].copy())
     sc.seen += len(risk)
     if sum(len(r) for r in sc.risk) > RISK_SAMPLE:
-        sc.risk = [np.concatenate(sc.risk)[::2]]
+        sc.risk = [np.concatenate(sc.risk)[::2].copy()]
         sc.stride *= 2
 
 
