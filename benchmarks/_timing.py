@@ -38,3 +38,11 @@ def write(name: str, payload: dict[str, Any]) -> Path:
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"machine": machine(), **payload}, indent=2))
     return out
+
+
+def emit(out: dict[str, Any], path: str | None) -> None:
+    """Print a benchmark's results as JSON, and write them to ``path`` when one is given."""
+    text = json.dumps(out, indent=1)
+    print(text)
+    if path:
+        Path(path).write_text(text)

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
 import platform
 import time
 import warnings
@@ -40,6 +39,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from _timing import emit
 
 from privwatch.adversarial import PPAN, Obfuscator, fit_many
 from privwatch.datasets import symmetric_pair
@@ -404,11 +404,7 @@ def main() -> None:
         if key in args.only:
             out[name] = family(args, cuda)
             print(name, out[name], flush=True)
-    text = json.dumps(out, indent=1)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write(text)
+    emit(out, args.out)
 
 
 if __name__ == "__main__":

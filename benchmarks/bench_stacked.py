@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from _timing import emit
 
 from privwatch.adversarial import fit_many
 
@@ -204,11 +205,7 @@ def main() -> None:
         fn, arg = FAMILIES[name]
         out[name] = fn(args.quick, getattr(args, arg))
         print(name, out[name], flush=True)
-    text = json.dumps(out, indent=1)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write(text)
+    emit(out, args.out)
 
 
 if __name__ == "__main__":

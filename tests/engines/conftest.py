@@ -59,3 +59,16 @@ def postgres_url() -> Iterator[str]:
     finally:
         subprocess.run([*run_as, pg_ctl, "-D", data, "-m", "fast", "stop"], capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture
+def local_spark() -> object:
+    """A local Spark session on 2 cores, no UI, 4 shuffle partitions (skipped without
+    PySpark); the engines pick it up as the active session."""
+    pyspark_sql = pytest.importorskip("pyspark.sql")
+    return (
+        pyspark_sql.SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .getOrCreate()
+    )

@@ -171,17 +171,10 @@ def test_postgres_counts_and_labels_like_the_file_engines(
 
 @pytest.mark.slow
 def test_spark_local_counts_and_labels_like_pandas(
-    parquet: tuple[pd.DataFrame, Path], tmp_path: Path
+    parquet: tuple[pd.DataFrame, Path], tmp_path: Path, local_spark: Any
 ) -> None:
-    pyspark_sql = pytest.importorskip("pyspark.sql")
-    spark = (
-        pyspark_sql.SparkSession.builder.master("local[2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .getOrCreate()
-    )
     df, d = parquet
-    sdf = spark.createDataFrame(df.astype(object).where(df.notna(), None))
+    sdf = local_spark.createDataFrame(df.astype(object).where(df.notna(), None))
     for folds in (None, 3):
         got = count_table(sdf, SENS, OBS, folds=folds)
         pd.testing.assert_frame_equal(got, count_table(df, SENS, OBS, folds=folds))
@@ -197,17 +190,10 @@ def test_spark_local_counts_and_labels_like_pandas(
 
 @pytest.mark.slow
 def test_spark_files_count_and_label_like_duckdb(
-    parquet: tuple[pd.DataFrame, Path], tmp_path: Path
+    parquet: tuple[pd.DataFrame, Path], tmp_path: Path, local_spark: Any
 ) -> None:
     """Parquet and CSV files on Spark: the row positions (from the file metadata, or each
     partition's size) give the folds DuckDB gives, and the written labels carry them."""
-    pyspark_sql = pytest.importorskip("pyspark.sql")
-    spark = (
-        pyspark_sql.SparkSession.builder.master("local[2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .getOrCreate()
-    )
     df, d = parquet
     csv = tmp_path / "csv"
     csv.mkdir()
@@ -222,7 +208,7 @@ def test_spark_files_count_and_label_like_duckdb(
     t = count_table(df, SENS, OBS)
     tuples = t[OBS].drop_duplicates().reset_index(drop=True)
     mapping = tuples.assign(release=[f"r{i}" for i in range(len(tuples))])
-    many = spark.read.parquet(str(d / "*.parquet")).repartition(7)  # a frame's own order
+    many = local_spark.read.parquet(str(d / "*.parquet")).repartition(7)  # a frame's own order
     assert count_table(many, SENS, obs, folds=2)["count"].sum() == len(df)
     numbered = label_records(many, mapping, OBS)  # every position once, over 7 partitions
     assert numbered is not None and numbered[ROW_COLUMN].tolist() == list(range(len(df)))
