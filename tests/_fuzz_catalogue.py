@@ -53,6 +53,7 @@ MODULES = [
     "privwatch.joint",
     "privwatch.plotting",
     "privwatch.audit",
+    "privwatch.check",
     "privwatch.report",
     "privwatch.engines",
     "privwatch.gallery",

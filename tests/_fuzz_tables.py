@@ -155,9 +155,16 @@ NOT_DRIVEN: dict[str, str] = {
     "estimators.cross_fit_source": "tests/estimators/test_stream_crossfit.py (Parquet sources)",
     "audit.run": "tests/audit/test_one_audit.py (frames, files, globs; Spark: tests/engines)",
     "audit.plan": "tests/audit/test_one_audit.py (specs and sources)",
-    "audit.check": (
-        "tests/audit/test_check.py (an original and a release frame, aligned or synthetic)"
+    "check.check": (
+        "tests/check/test_check.py (an original and a release frame, aligned or synthetic)"
     ),
+    "audit.estimate_log_lift": "tests/check (audit steps check reuses)",
+    "audit.explain_release": "tests/check (audit steps check reuses)",
+    "audit.joint_sensitive": "tests/check (audit steps check reuses)",
+    "audit.release_leakage": "tests/check (audit steps check reuses)",
+    "audit.settings_record": "tests/check (audit steps check reuses)",
+    "audit.stable_leakage": "tests/check (audit steps check reuses)",
+    "audit.tradeoff_curve": "tests/check (audit steps check reuses)",
     "audit.prepare_table": "tests/audit (data frames, through audit.run)",
     "audit.jsonable": "tests/audit/test_one_audit.py (audits: leakage.json == to_dict())",
     "audit.make_stamp": "tests/audit/test_outputs.py (the stamp of an audited file)",

@@ -36,16 +36,18 @@ __all__ = [
     "__version__",
     "audit",
     "bin_columns",
+    "check",
     "measures",
     "watchdog",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    """``privwatch.audit`` and ``privwatch.AuditSpec``, imported on first use."""
-    if name in ("audit", "AuditSpec"):
+    """``privwatch.audit``, ``privwatch.check`` and ``privwatch.AuditSpec``, imported on first
+    use."""
+    if name in ("audit", "check", "AuditSpec"):
         import importlib
 
-        module = importlib.import_module(".audit", __name__)
-        return module if name == "audit" else module.AuditSpec
+        module = importlib.import_module(".check" if name == "check" else ".audit", __name__)
+        return module if name in ("audit", "check") else module.AuditSpec
     raise AttributeError(f"module 'privwatch' has no attribute {name!r}")

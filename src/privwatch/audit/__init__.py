@@ -4,7 +4,6 @@
   ``audit.toml``);
 - :func:`plan`: the route (in memory, an engine, a streamed learned estimator) and why;
 - :class:`Route`: measure (count or score), decide, label — the three routes implement it;
-- :func:`check`: a release made elsewhere judged by the same rules (``privwatch check``);
 - :func:`run`: the audit, returning one :class:`Audit` whose :meth:`Audit.to_dict` is
   ``leakage.json`` on every route.
 
@@ -16,9 +15,9 @@ Examples
 ('memory', 'pandas')
 """
 
-from ._check import check
+from ._disclosure import ATTACK_REFERENCE, ATTACK_RISK_THRESHOLD, BAYES_REFERENCE
 from ._json import jsonable
-from ._leakage import LEAKAGE_KEYS, UTILITY_KEYS
+from ._leakage import LEAKAGE_KEYS, UTILITY_KEYS, explain_release, release_leakage, stable_leakage
 from ._plan import MEMORY_ONLY, plan
 from ._prepare import MISSING_POLICIES, prepare_table
 from ._result import ROUTES, Audit
@@ -29,9 +28,19 @@ from ._route_stream import STREAM_ESTIMATORS, StreamRoute
 from ._run import run
 from ._spec import DISCLOSURES, ENGINES, ESTIMATORS, AuditSpec
 from ._stamp import file_sha256, make_stamp, privwatch_version
-from ._steps import TARGET_LOSS
+from ._steps import (
+    PROPOSAL_GRID,
+    TARGET_LOSS,
+    estimate_log_lift,
+    joint_sensitive,
+    settings_record,
+    tradeoff_curve,
+)
 
 __all__ = [
+    "ATTACK_REFERENCE",
+    "ATTACK_RISK_THRESHOLD",
+    "BAYES_REFERENCE",
     "BUNDLED",
     "DISCLOSURES",
     "ENGINES",
@@ -39,6 +48,7 @@ __all__ = [
     "LEAKAGE_KEYS",
     "MEMORY_ONLY",
     "MISSING_POLICIES",
+    "PROPOSAL_GRID",
     "RECORDS_FILE",
     "ROUTES",
     "STREAM_ESTIMATORS",
@@ -52,8 +62,10 @@ __all__ = [
     "Route",
     "Step",
     "StreamRoute",
-    "check",
+    "estimate_log_lift",
+    "explain_release",
     "file_sha256",
+    "joint_sensitive",
     "jsonable",
     "make_stamp",
     "plan",
@@ -61,5 +73,9 @@ __all__ = [
     "privwatch_version",
     "propose_epsilon",
     "public_source",
+    "release_leakage",
     "run",
+    "settings_record",
+    "stable_leakage",
+    "tradeoff_curve",
 ]

@@ -21,7 +21,7 @@ from ..engines import read_table
 from ..exceptions import ValidationError
 from ..release import ReleaseResult
 from ..watchdog import Watchdog
-from ._checks import attack_section, classic_section, mapping_table
+from ._disclosure import attack_section, classic_section, mapping_table
 from ._leakage import leakage_of_search, leakage_of_watchdog
 from ._prepare import prepare_rows, resolve_columns
 from ._result import Audit

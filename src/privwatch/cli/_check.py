@@ -1,6 +1,6 @@
 """``privwatch check``: judge a release another tool made; parse, call, write, print.
 
-No decision is made here: the verdict is :func:`privwatch.audit.check`'s, the files
+No decision is made here: the verdict is :func:`privwatch.check.check`'s, the files
 :func:`privwatch.report.write_audit`'s. Exit status 0 (met), 3 (not met), 2 (an error; nothing
 is left in an output folder the command created).
 """
@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from ..audit import Audit
-from ..audit._check import check
+from ..check import check
 from ..report import check_writable, checks_note, fmt, pct, write_audit
 from ._audit_options import Opt
 from ._checks_lines import classic_line

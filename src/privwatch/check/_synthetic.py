@@ -29,13 +29,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..audit import (
+    ATTACK_REFERENCE,
+    ATTACK_RISK_THRESHOLD,
+    BAYES_REFERENCE,
+    Audit,
+    release_leakage,
+    stable_leakage,
+)
 from ..exceptions import ValidationError
 from ..release import as_text, bayes_attack_success, classic_report, inference_attack
 from ..release._cells import LiftBox
-from ._check_align import _columns
-from ._checks import ATTACK_REFERENCE, ATTACK_RISK_THRESHOLD, BAYES_REFERENCE
-from ._leakage import release_leakage, stable_leakage
-from ._result import Audit
+from ._align import _columns
 
 __all__ = ["synthetic_audit", "synthetic_figures"]
 

@@ -2,11 +2,11 @@
 
 Two kinds of release:
 
-- **row-aligned** (generalised, suppressed, perturbed; :mod:`._check_align`): the cells are the
-  distinct released tuples, and the verdict is the audit's (:mod:`._check_verdict`): exact
+- **row-aligned** (generalised, suppressed, perturbed; :mod:`._align`): the cells are the
+  distinct released tuples, and the verdict is the audit's (:mod:`._verdict`): exact
   in-sample lifts, the held-out breach figure with its interval, per-value protection, MET / NOT
   MET at ``epsilon`` or the smallest epsilon the release meets;
-- **synthetic** (no row correspondence; :mod:`._check_synthetic`): the inference attack with a
+- **synthetic** (no row correspondence; :mod:`._synthetic`): the inference attack with a
   control set, the Bayes attacker trained on the synthetic table, the lift of its cells on the
   original records, and the share of original records copied verbatim.
 
@@ -23,18 +23,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..audit import (
+    Audit,
+    AuditSpec,
+    estimate_log_lift,
+    file_sha256,
+    joint_sensitive,
+    make_stamp,
+    release_leakage,
+    settings_record,
+    stable_leakage,
+    tradeoff_curve,
+)
 from ..engines import read_table
 from ..exceptions import ValidationError
 from ..release import classic_report
-from ._check_align import Aligned, align
-from ._check_result import check_details, check_words, release_result
-from ._check_synthetic import synthetic_audit
-from ._check_verdict import count_release, judge, smallest_met
-from ._leakage import release_leakage, stable_leakage
-from ._result import Audit
-from ._spec import AuditSpec
-from ._stamp import file_sha256, make_stamp
-from ._steps import estimate_log_lift, joint_sensitive, settings_record, tradeoff_curve
+from ._align import Aligned, align
+from ._result import check_details, check_words, release_result
+from ._synthetic import synthetic_audit
+from ._verdict import count_release, judge, smallest_met
 
 __all__ = ["check"]
 
@@ -150,7 +157,7 @@ def check(
         epsilon the release meets), ``disclosure``, ``folds``, ``held_out_tolerance``,
         ``checks`` (classic measures), ``seed``, ``sep``, ``encoding``.
     key
-        Align the release by this column (module docstring of :mod:`._check_align`); None:
+        Align the release by this column (module docstring of :mod:`._align`); None:
         the release lists the original's records in order.
     synthetic, control
         A synthetic table (no row correspondence), and the records its generator never saw

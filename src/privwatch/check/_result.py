@@ -11,11 +11,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..audit import explain_release
 from ..release import ReleaseResult, explain_protection
 from ..release._cells import cell_counts
-from ._check_align import Aligned
-from ._check_verdict import FixedRelease, Judged, information
-from ._leakage import explain_release
+from ._align import Aligned
+from ._verdict import FixedRelease, Judged, information
 
 __all__ = ["check_words", "release_result"]
 

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privwatch.audit import check
+from privwatch.check import check
 from privwatch.datasets import load_compas
 from privwatch.release import classic_counts
 from tests.release._reference_venvs import (

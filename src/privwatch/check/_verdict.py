@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..audit import PROPOSAL_GRID
 from ..engines import fold_of
 from ..release import SUPPRESSED, HeldOut, LiftBox, as_text
 from ..release._cells import CountTable, cell_counts, entropy_of_sizes, first_rows, group_rows
@@ -37,8 +38,7 @@ from ..release._heldout import _plugin, estimate_breach
 from ..release._options import SearchOptions
 from ..release._protection import table_protection
 from ..release._verdict import NOTHING_KEPT, held_out_verdict, not_met_reasons
-from ._check_align import Aligned
-from ._steps import PROPOSAL_GRID
+from ._align import Aligned
 
 __all__ = ["FixedRelease", "Judged", "count_release", "judge", "smallest_met"]
 

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from privwatch.audit import check
-from privwatch.audit._check_labels import STATES, classify, parse
+from privwatch.check import check
+from privwatch.check._labels import STATES, classify, parse
 from privwatch.cli._app import app
 from privwatch.datasets import load_compas
 from privwatch.exceptions import ValidationError

@@ -19,7 +19,7 @@ import pandas as pd
 from .._validation import short_repr
 from ..exceptions import ValidationError
 from ..release import SUPPRESSED, as_text
-from ._check_labels import PERTURBED, STATES, SUPPRESSED_VALUE, classify
+from ._labels import PERTURBED, STATES, SUPPRESSED_VALUE, classify
 
 __all__ = ["Aligned", "align"]
 
@@ -31,7 +31,7 @@ class Aligned:
     ``original``: the original's sensitive and observed columns; ``released``: each record's
     released observed values as text (``*`` where suppressed or absent); ``listed``: whether
     the release lists the record; ``states``: per record and observed column, the code of
-    :data:`~privwatch.audit._check_labels.STATES`; ``suppressed``: records released as ``*``
+    :data:`~privwatch.check._labels.STATES`; ``suppressed``: records released as ``*``
     in every observed column or not listed; ``perturbed``: records (not suppressed) with a
     perturbed value in some column.
     """
