@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -34,13 +35,20 @@ def plot_risk(
     Risk: the largest |log-lift| of the record's observed tuple over sensitive values (nats);
     infinite where some sensitive value never occurs with the tuple (two-sided lift).
     ``weight``: how many records carry each risk (an engine audit draws one risk per observed
-    tuple, weighted by its count).
+    tuple, weighted by its count). The axis spans the finite risks and a finite ``epsilon``;
+    an infinite (or NaN) ``epsilon`` gets no line, only its legend entry; no risk at all (a
+    synthetic table's check scores no record) gives a figure that says so.
     """
     r = np.asarray(risk, dtype=float)
     w = np.ones(r.size) if weight is None else np.asarray(weight, dtype=float)
     counts = risk_counts(r, w)
+    if r.size == 0:
+        _no_risk(epsilon, path)
+        return
     finite = r[np.isfinite(r)]
-    top = max(float(finite.max()) if finite.size else 1.0, float(epsilon)) * 1.05 + 1e-9
+    eps_finite = math.isfinite(float(epsilon))
+    shown = [float(finite.max())] if finite.size else [1.0]
+    top = max(shown + ([float(epsilon)] if eps_finite else [])) * 1.05 + 1e-9
     edges = np.linspace(0.0, top, 41)
     width = edges[1] - edges[0]
     _, ax = plt.subplots(figsize=(7, 3.8))
@@ -73,7 +81,11 @@ def plot_risk(
             va="bottom",
             fontsize=8,
         )
-    ax.axvline(epsilon, color="k", ls="--", lw=1, label=f"epsilon = {epsilon:.3g} nats")
+    if eps_finite:
+        ax.axvline(epsilon, color="k", ls="--", lw=1, label=f"epsilon = {epsilon:.3g} nats")
+    else:  # no line at infinity: said in the legend
+        label = f"epsilon = {epsilon:.3g} nats: off the axis, no finite risk breaks it"
+        ax.plot([], [], color="k", ls="--", lw=1, label=label)
     ax.set_xlim(0, edge_x + 2 * width)
     ax.set_xlabel("risk: largest |log-lift| of the record's observed values (nats)")
     ax.set_ylabel("records")
@@ -84,6 +96,17 @@ def plot_risk(
     )
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
+    save(ax, path)
+
+
+def _no_risk(epsilon: float, path: Path) -> None:
+    """The risk figure when no record was scored (a synthetic table: its rows are not records)."""
+    _, ax = plt.subplots(figsize=(7, 3.8))
+    ax.text(
+        0.5, 0.5, "no record risk to draw: no record was scored (a synthetic table's rows\n"
+        f"are not the input's records); epsilon = {epsilon:.3g} nats", ha="center", va="center",
+    )  # fmt: skip
+    ax.set_axis_off()
     save(ax, path)
 
 
