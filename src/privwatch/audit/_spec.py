@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import engines
 from .._validation import check_positive, check_positive_int, check_probability
 from ..estimators import CANDIDATES
 from ..exceptions import ValidationError
@@ -28,7 +29,9 @@ __all__ = ["DISCLOSURES", "ENGINES", "ESTIMATORS", "AuditSpec", "read_config"]
 ESTIMATORS = ("plugin", "classifier", "dv", "auto", *(c for c in CANDIDATES if c != "dv"))
 
 DISCLOSURES = ("both", "positive")
-ENGINES = ("auto", "pandas", "polars", "duckdb", "spark", "sql")
+#: The engines an audit can be asked for: ``auto`` (see :func:`privwatch.engines.choose_engine`)
+#: and every engine :mod:`privwatch.engines` owns.
+ENGINES = ("auto", *engines.ENGINES)
 
 
 def _names(value: str | Sequence[str] | None, name: str) -> tuple[str, ...] | None:

@@ -12,8 +12,7 @@ import pandas as pd
 import typer
 from rich.console import Console
 
-from ..audit import BUNDLED
-from ..audit._spec import read_config
+from ..audit import BUNDLED, read_config
 from ..engines import read_table
 from ..exceptions import PrivwatchError, ValidationError
 from ..preprocessing import BinSpec, parse_bins

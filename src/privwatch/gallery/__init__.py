@@ -10,7 +10,7 @@ folder it is given, nowhere else; it refuses to overwrite an earlier ``results.j
 committed record of each experiment lives in the source checkout under ``experiments/NAME/``.
 
 From the command line: ``privwatch reproduce NAME``, or ``python -m privwatch.gallery NAME``
-(:mod:`privwatch.cli._gallery`).
+(:mod:`privwatch.gallery._command`).
 
 Examples
 --------

@@ -1,5 +1,5 @@
-"""``python -m privwatch.gallery``: the command line of :mod:`privwatch.cli._gallery`."""
+"""``python -m privwatch.gallery``: the command line of :mod:`privwatch.gallery._command`."""
 
-from ..cli._gallery import main
+from ._command import main
 
 raise SystemExit(main())
