@@ -21,10 +21,10 @@ from ._classifier import ClassifierLift
 from ._dv import DVLift
 from ._lift import FloatArray
 from ._mixture import MixtureLift
+from ._pooled import MIN_WEIGHT, PooledLift, pooling_weights
 from ._posterior import PosteriorLift
 from ._preprocess import as_frame
 from ._progress import progress_bar
-from ._stack import MIN_WEIGHT, StackedLift, stack_weights
 
 __all__ = ["CANDIDATES", "AutoLift", "make_lift_estimator", "posterior_log_loss"]
 
@@ -88,7 +88,7 @@ class AutoLift(LiftEstimator):
     the log-linear pool of their posteriors with simplex weights that minimise the
     cross-validated log-loss of the pooled posterior on those same out-of-fold scores (the
     *super learner*; van der Laan, Polley & Hubbard 2007, *Super learner*, SAGMB 6; see
-    :class:`StackedLift`); members under a weight of 0.02 are dropped, and a single surviving
+    :class:`PooledLift`); members under a weight of 0.02 are dropped, and a single surviving
     family is used alone. With ``selection_rule="lowest"`` the family with the lowest
     cross-validated log-loss is chosen (the cross-validation selector, or *discrete* super
     learner, which does asymptotically as well as the oracle choice among the candidates;
@@ -203,7 +203,7 @@ class AutoLift(LiftEstimator):
         weights = np.zeros(len(table))
         weights[best] = 1.0
         if rule == "stack":
-            weights = self._stack(table, oof, codes[rows])
+            weights = self._pool(table, oof, codes[rows])
         else:
             for k, row in enumerate(table):
                 row["weight"] = float(weights[k])
@@ -219,9 +219,9 @@ class AutoLift(LiftEstimator):
             self.reason_ = str(table[chosen[0]]["reason"])
         else:
             names = tuple(str(table[k]["family"]) for k in chosen)
-            stack = StackedLift.from_fitted(members, weights[chosen], names)
-            self.best_, self.best_name_ = stack, "stack: " + stack.describe()
-            self.reason_ = self._stack_reason
+            pooled = PooledLift.from_fitted(members, weights[chosen], names)
+            self.best_, self.best_name_ = pooled, "stack: " + pooled.describe()
+            self.reason_ = self._pool_reason
         self.prior_ = self.best_.prior_
         return self
 
@@ -280,10 +280,10 @@ class AutoLift(LiftEstimator):
             model = model.frozen_estimator().fit(frame.iloc[rows_all], labels[rows_all])
         return model
 
-    def _stack(self, table: list[dict[str, Any]], oof: list[FloatArray], codes: Any) -> FloatArray:
+    def _pool(self, table: list[dict[str, Any]], oof: list[FloatArray], codes: Any) -> FloatArray:
         """Super-learner weights on the out-of-fold log-posteriors; members under
         :data:`MIN_WEIGHT` dropped and the rest renormalised; the reason written down."""
-        weights = stack_weights(oof, codes)
+        weights = pooling_weights(oof, codes)
         weights[weights < MIN_WEIGHT] = 0.0
         weights /= weights.sum()
         pooled = np.tensordot(weights, np.stack(oof), axes=1)
@@ -293,7 +293,7 @@ class AutoLift(LiftEstimator):
             row["chosen"] = bool(weights[k] > 0)
         low = min(table, key=lambda r: float(r["heldout_log_loss"]))
         shares = ", ".join(f"{r['family']} {r['weight']:.2f}" for r in table)
-        self._stack_reason = (
+        self._pool_reason = (
             f"stacked (super learner): weights {shares} "
             f"minimise the held-out log-loss of the pooled posterior, {loss.mean():.4f} nats on "
             f"{len(codes)} records (best single family {low['family']}: "
@@ -341,9 +341,9 @@ class AutoLift(LiftEstimator):
 
     def model_variance(self, X: pd.DataFrame | ArrayLike) -> FloatArray:
         """Between-family variance of each log-lift (zero when one family was chosen; see
-        :meth:`StackedLift.model_variance`)."""
+        :meth:`PooledLift.model_variance`)."""
         check_is_fitted(self, "best_")
-        if isinstance(self.best_, StackedLift):
+        if isinstance(self.best_, PooledLift):
             return self.best_.model_variance(X)
         return np.zeros((len(as_frame(X)), len(self.prior_)))
 

@@ -27,7 +27,7 @@ and trees have no random initialisation to vary) and their spread is the samplin
 misspecified family, a worse EM optimum): on the issue's benchmarks the misses of the jackknife
 interval were bias. When :class:`AutoLift` stacks several families (its default), each record's
 variance also gets the families' weighted disagreement,
-:math:`v_b = \sum_f w_f (\hat i_f - \bar i)^2` (:mod:`privwatch.estimators._stack`): the
+:math:`v_b = \sum_f w_f (\hat i_f - \bar i)^2` (:mod:`privwatch.estimators._pooled`): the
 between-model term of the law of total variance of a model average (Hoeting, Madigan, Raftery &
 Volinsky 1999, *Bayesian model averaging: a tutorial*, Statist. Sci. 14, eq. 2-3; the mixture
 variance of deep ensembles, Lakshminarayanan, Pritzel & Blundell 2017, NeurIPS, here across
@@ -313,7 +313,7 @@ def spread(estimator: LiftModel, X: pd.DataFrame | ArrayLike) -> FloatArray:
 
 def model_variance(estimator: LiftModel, X: pd.DataFrame | ArrayLike) -> FloatArray:
     """Between-family variance of each log-lift (a stack's members' weighted disagreement; see
-    :mod:`privwatch.estimators._stack`); zeros for a single family."""
+    :mod:`privwatch.estimators._pooled`); zeros for a single family."""
     fn = getattr(estimator, "model_variance", None)
     if fn is None:
         return np.zeros((len(as_frame(X)), len(estimator.sensitive_labels_)))

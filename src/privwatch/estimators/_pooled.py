@@ -1,5 +1,8 @@
-r"""A stacked log-lift: log-linear pooling of several families' posteriors, weights chosen by
-cross-validated log-loss (the super learner; issue #16).
+r"""A pooled log-lift: log-linear pooling of several families' posteriors, weights chosen by
+cross-validated log-loss (the super learner, also called stacking; issue #16).
+
+Not to be confused with *stacked training* (:mod:`~privwatch.estimators._stacking`): networks
+trained side by side as one program. Here, fitted families' posteriors are pooled.
 
 Given out-of-fold log-posteriors :math:`L_f(s|x_i) = \log \hat P_f(s|x_i)` of the candidate
 families f (every record scored by a model that did not see it), the weights solve
@@ -23,7 +26,7 @@ The members' disagreement, :math:`\sum_f w_f (\hat i_f - \bar i)^2` with
 model average (Hoeting, Madigan, Raftery & Volinsky 1999, *Bayesian model averaging: a tutorial*,
 Statist. Sci. 14, eq. 2-3; the same mixture variance as deep ensembles, Lakshminarayanan, Pritzel
 & Blundell 2017, NeurIPS), with the stacking weights in place of posterior model probabilities:
-:meth:`StackedLift.model_variance` returns it and the intervals of :func:`cross_fit` add it to the
+:meth:`PooledLift.model_variance` returns it and the intervals of :func:`cross_fit` add it to the
 resampling variance, so that they carry the families' disagreement (model error) and not only the
 sampling variance of one family.
 """
@@ -43,14 +46,14 @@ from ._base import LiftEstimator
 from ._lift import FloatArray, normalize_log_lift
 from ._preprocess import as_frame
 
-__all__ = ["MIN_WEIGHT", "StackedLift", "stack_weights"]
+__all__ = ["MIN_WEIGHT", "PooledLift", "pooling_weights"]
 
 #: Members whose stacking weight is below this are dropped (and the rest renormalised): they
 #: change the pooled posterior by less than the validation noise and cost a fit each.
 MIN_WEIGHT = 0.02
 
 
-def stack_weights(log_posteriors: list[FloatArray], codes: NDArray[np.int64]) -> FloatArray:
+def pooling_weights(log_posteriors: list[FloatArray], codes: NDArray[np.int64]) -> FloatArray:
     """Simplex weights minimising the log-loss of the log-linear pool of ``log_posteriors``
     (each records x sensitive values, out of fold) for the true codes (see the module doc)."""
     stack = np.stack([np.asarray(v, dtype=np.float64) for v in log_posteriors])  # f x n x S
@@ -80,7 +83,7 @@ def stack_weights(log_posteriors: list[FloatArray], codes: NDArray[np.int64]) ->
     return np.asarray(w / w.sum(), dtype=np.float64)
 
 
-class StackedLift(LiftEstimator):
+class PooledLift(LiftEstimator):
     r"""Log-lift of a weighted log-linear pool of fitted log-lift models (see the module doc).
 
     .. math:: \hat i(s, x) = \sum_f w_f\, \hat i_f(s, x) - \log \sum_{s'} \hat P(s')\,
@@ -93,12 +96,12 @@ class StackedLift(LiftEstimator):
     Examples
     --------
     >>> from privwatch.estimators import PosteriorLift
-    >>> from privwatch.estimators._stack import StackedLift
+    >>> from privwatch.estimators._pooled import PooledLift
     >>> rng = np.random.default_rng(0)
     >>> s = rng.integers(0, 2, 1000)
     >>> x = rng.normal(s[:, None] * 1.0, 1.0, size=(1000, 2))
     >>> members = (PosteriorLift(C=1.0), PosteriorLift(family="gradient_boosting"))
-    >>> est = StackedLift(estimators=members, weights=(0.7, 0.3), rng=0).fit(x, s)
+    >>> est = PooledLift(estimators=members, weights=(0.7, 0.3), rng=0).fit(x, s)
     >>> bool(np.allclose(np.exp(est.log_lift(x[:5])) @ est.prior_, 1.0))
     True
     """
@@ -130,7 +133,7 @@ class StackedLift(LiftEstimator):
             )
         return np.asarray(w / w.sum(), dtype=np.float64)
 
-    def fit(self, X: pd.DataFrame | ArrayLike, s: ArrayLike) -> StackedLift:
+    def fit(self, X: pd.DataFrame | ArrayLike, s: ArrayLike) -> PooledLift:
         """Refit every member on ``X`` / ``s`` and keep the given weights."""
         from sklearn.base import clone
 
@@ -150,7 +153,7 @@ class StackedLift(LiftEstimator):
     @classmethod
     def from_fitted(
         cls, members: list[LiftEstimator], weights: FloatArray, names: tuple[str, ...]
-    ) -> StackedLift:
+    ) -> PooledLift:
         """A fitted stack of already fitted ``members`` (same records and labels)."""
         frozen = tuple(m.frozen_estimator() for m in members)
         est = cls(estimators=frozen, weights=tuple(float(v) for v in weights), names=names)
@@ -185,7 +188,7 @@ class StackedLift(LiftEstimator):
     def frozen_estimator(self) -> LiftEstimator:
         """The same members, each with its selected regularisation, and the same weights."""
         check_is_fitted(self, "members_")
-        return StackedLift(
+        return PooledLift(
             estimators=tuple(m.frozen_estimator() for m in self.members_),
             weights=tuple(float(v) for v in self.weights_),
             names=self.names,
