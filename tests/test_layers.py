@@ -115,3 +115,27 @@ def test_every_module_is_named_in_the_architecture_guide() -> None:
     text = DOC.read_text(encoding="utf-8")
     missing = [p for p in module_paths() if not p.endswith("__init__.py") and f"`{p}`" not in text]
     assert missing == [], f"modules docs/architecture.md does not name: {missing}"
+
+
+def constant_owners() -> dict[str, list[str]]:
+    """Public module-level constants (``NAME = ...`` / ``NAME: T = ...`` in upper case) -> the
+    modules that assign them. A name imported from its owner is not an assignment."""
+    owners: dict[str, list[str]] = {}
+    for module, path in MODULES.items():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign) and node.value is not None
+                else []
+            )
+            for t in targets:
+                if isinstance(t, ast.Name) and re.fullmatch(r"[A-Z][A-Z0-9_]+", t.id):
+                    owners.setdefault(t.id, []).append(module)
+    return owners
+
+
+def test_every_constant_has_one_owner() -> None:
+    twice = {name: mods for name, mods in constant_owners().items() if len(mods) > 1}
+    assert twice == {}, f"constants assigned in more than one module: {twice}"

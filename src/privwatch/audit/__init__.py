@@ -26,7 +26,7 @@ from ._route_engine import RECORDS_FILE, EngineRoute, propose_epsilon, public_so
 from ._route_memory import BUNDLED, MemoryRoute
 from ._route_stream import STREAM_ESTIMATORS, StreamRoute
 from ._run import run
-from ._spec import DISCLOSURES, ENGINES, ESTIMATORS, AuditSpec, read_config
+from ._spec import DISCLOSURES, ENGINE_CHOICES, ESTIMATORS, AuditSpec, read_config
 from ._stamp import file_sha256, make_stamp, privwatch_version
 from ._steps import (
     PROPOSAL_GRID,
@@ -43,7 +43,7 @@ __all__ = [
     "BAYES_REFERENCE",
     "BUNDLED",
     "DISCLOSURES",
-    "ENGINES",
+    "ENGINE_CHOICES",
     "ESTIMATORS",
     "LEAKAGE_KEYS",
     "MEMORY_ONLY",

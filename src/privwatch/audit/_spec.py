@@ -23,7 +23,7 @@ from ..preprocessing import DEFAULT_MAX_LEVELS, BinSpec, parse_bins
 from ..release import Hierarchy, parse_hierarchy_specs
 from ._prepare import MISSING_POLICIES
 
-__all__ = ["DISCLOSURES", "ENGINES", "ESTIMATORS", "AuditSpec", "read_config"]
+__all__ = ["DISCLOSURES", "ENGINE_CHOICES", "ESTIMATORS", "AuditSpec", "read_config"]
 
 #: Names of the log-lift estimators an audit can use (``plugin``: exact counts).
 ESTIMATORS = ("plugin", "classifier", "dv", "auto", *(c for c in CANDIDATES if c != "dv"))
@@ -31,7 +31,7 @@ ESTIMATORS = ("plugin", "classifier", "dv", "auto", *(c for c in CANDIDATES if c
 DISCLOSURES = ("both", "positive")
 #: The engines an audit can be asked for: ``auto`` (see :func:`privwatch.engines.choose_engine`)
 #: and every engine :mod:`privwatch.engines` owns.
-ENGINES = ("auto", *engines.ENGINES)
+ENGINE_CHOICES = ("auto", *engines.ENGINES)
 
 
 def _names(value: str | Sequence[str] | None, name: str) -> tuple[str, ...] | None:
@@ -139,7 +139,7 @@ class AuditSpec:
             ("estimator", ESTIMATORS),
             ("missing", MISSING_POLICIES),
             ("disclosure", DISCLOSURES),
-            ("engine", ENGINES),
+            ("engine", ENGINE_CHOICES),
         ):
             if getattr(self, name) not in allowed:
                 raise ValidationError(

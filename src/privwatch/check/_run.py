@@ -45,7 +45,7 @@ from ._verdict import count_release, judge, smallest_met
 
 __all__ = ["check"]
 
-ROUTE_REASON = (
+ALIGNED_ROUTE_REASON = (
     "a release made elsewhere, checked against the original it was made from (privwatch "
     "check): both tables in memory"
 )
@@ -111,7 +111,7 @@ def _aligned(spec: AuditSpec, original: pd.DataFrame, release: pd.DataFrame,
     scores = found.records.drop(columns=["advice_column", "advice_risk"])
     n = len(aligned.original)
     audit = Audit(
-        route="memory", engine="pandas", route_reason=ROUTE_REASON,
+        route="memory", engine="pandas", route_reason=ALIGNED_ROUTE_REASON,
         settings={}, summary=_summary(aligned, found.records, name), epsilon=judged.epsilon,
         epsilon_reason=reason, leakage=stable_leakage(leakage, utility), stamp={},
         tradeoff=curve, risk=found.records["risk"].to_numpy(), risk_weight=np.ones(n),

@@ -38,13 +38,12 @@ from ..audit import (
     stable_leakage,
 )
 from ..exceptions import ValidationError
-from ..release import as_text, bayes_attack_success, classic_report, inference_attack
-from ..release._cells import LiftBox
+from ..release import LiftBox, as_text, bayes_attack_success, classic_report, inference_attack
 from ._align import _columns
 
 __all__ = ["synthetic_audit", "synthetic_figures"]
 
-ROUTE_REASON = (
+SYNTHETIC_ROUTE_REASON = (
     "a synthetic table made elsewhere, checked against the original it was generated from "
     "(privwatch check --synthetic): the tables in memory"
 )
@@ -207,7 +206,7 @@ def synthetic_audit(
     }
     n = len(orig)
     result = Audit(
-        route="memory", engine="pandas", route_reason=ROUTE_REASON, settings={},
+        route="memory", engine="pandas", route_reason=SYNTHETIC_ROUTE_REASON, settings={},
         summary={"n_records": n, "n_input": n, "n_dropped_missing": 0,
                  "sensitive": sens[0] if len(sens) == 1 else sens, "observed": obs,
                  "n_synthetic": len(syn),

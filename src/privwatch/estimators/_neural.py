@@ -38,7 +38,6 @@ from ._stream_fit import scan_source, score_batches
 if TYPE_CHECKING:
     from ._stream_training import StreamedMembers
 
-ACTIVATIONS = ("relu", "tanh", "elu", "softplus")  # those of privwatch._torch.mlp
 
 __all__ = ["NeuralLift"]
 
@@ -97,6 +96,8 @@ class NeuralLift(SavedNetworks, LiftEstimator):
         check_positive_int(self.batch_size, "batch_size")
         check_positive(self.lr, "lr")
         check_open_fraction(self.validation_fraction, "validation_fraction")
+        from .._torch import ACTIVATIONS  # the names privwatch._torch.mlp builds (one owner)
+
         if self.activation not in ACTIVATIONS:
             raise ValidationError(
                 f"`activation` must be one of {ACTIVATIONS}; got {self.activation!r}."
