@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from privwatch import gallery
+from privwatch.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,9 +52,12 @@ def test_committed_record_has_paper_beside_ours(name: str) -> None:
 
 def test_reproduce_refuses_to_overwrite_and_the_package(tmp_path: Path) -> None:
     (tmp_path / "results.json").write_text("{}")
-    with pytest.raises(FileExistsError, match="already holds a results.json.*`overwrite=True`"):
+    with pytest.raises(FileExistsError, match="already holds a results.json.*`overwrite`=True"):
         gallery.reproduce("sadeghi2020_watchdog_mc", tmp_path, quick=True)
     assert (tmp_path / "results.json").read_text() == "{}"
+    # the command line writes it as the switch its parser accepts (issue #40)
+    res = CliRunner().invoke(app, ["reproduce", "sadeghi2020_watchdog_mc", "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "or pass --overwrite." in res.stderr, res.output
     inside = Path(gallery.__file__).parent / "out"
     with pytest.raises(ValueError, match="must lie outside the installed package"):
         gallery.reproduce("sadeghi2020_watchdog_mc", inside)

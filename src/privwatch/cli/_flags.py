@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["PARAM_FLAGS", "args_to_flags", "flag", "to_flags"]
+__all__ = ["ON_ONLY", "PARAM_FLAGS", "args_to_flags", "flag", "to_flags"]
 
 #: Parameters whose flag is not ``--`` + the name with dashes.
 PARAM_FLAGS = {
@@ -20,6 +20,9 @@ PARAM_FLAGS = {
     "hierarchies": "--hierarchy",
     "hierarchy": "--hierarchy",
     "save_mechanism": "--save-mechanism",
+    "save_mechanism_to": "--save-mechanism",
+    "as_json": "--json",
+    "list_": "--list",
     "out": "--out",
     "source": "DATA",
     "data": "DATA",
@@ -28,7 +31,16 @@ PARAM_FLAGS = {
     "config": "--config",
     "specs": "--bins",
 }
-_NAME = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`(?:=(?:'([^']*)'|\"([^\"]*)\"|([^\s,;:)]+)))?")
+#: Boolean parameters whose switch has no ``--no-`` form in some command: ``False`` is written
+#: as leaving the switch out ("without --synthetic"). Every other boolean is ``--name`` /
+#: ``--no-name`` (tests/test_flags.py checks both forms against every command's parser).
+ON_ONLY = frozenset({"synthetic", "quiet", "as_json", "quick", "list_", "overwrite"})
+#: A backticked name, then optionally ``=value``: quoted, or up to a separator (a sentence's
+#: closing full stop is not part of the value: "pass `force`=True." is ``--force``).
+_NAME = re.compile(
+    r"`([A-Za-z_][A-Za-z0-9_]*)`"
+    r"(?:=(?:'([^']*)'|\"([^\"]*)\"|([^\s,;:)]+?)(?=\.?(?:[\s,;:)]|$))))?"
+)
 
 
 def flag(name: str) -> str:
@@ -42,8 +54,10 @@ def _replace(match: re.Match[str]) -> str:
     text = flag(name)
     if value is None:
         return text
-    if value in ("True", "False") and text.startswith("--"):
-        return text if value == "True" else "--no-" + text[2:]
+    if value in ("True", "False") and text.startswith("--"):  # a switch takes no value
+        if value == "True":
+            return text
+        return f"without {text}" if name in ON_ONLY else "--no-" + text[2:]
     return f"{text} {value}"
 
 
@@ -52,6 +66,8 @@ def to_flags(message: str) -> str:
 
     >>> to_flags("allow `max_suppressed`=0.2 or `disclosure`='positive'")
     'allow --max-suppressed 0.2 or --disclosure positive'
+    >>> to_flags("bin it or pass `force`=True. With `local`=False, `max_suppressed`=0.1.")
+    'bin it or pass --force. With --no-local, --max-suppressed 0.1.'
     """
     return _NAME.sub(_replace, message)
 

@@ -215,7 +215,7 @@ def reproduce(
     if (out_path / "results.json").exists() and not overwrite:
         raise FileExistsError(
             f"`out` already holds a results.json ({out_path}); choose an empty folder or pass "
-            "`overwrite=True`."
+            "`overwrite`=True."
         )
     settings = dict(cfg["settings"])
     if quick:
