@@ -11,7 +11,7 @@ import pandas as pd
 
 import privwatch
 from privwatch.release import per_value
-from privwatch.release._cells import CountTable
+from privwatch.release.cells import CountTable
 
 P = np.array([[0.1, 0.2, 0.1], [0.3, 0.1, 0.2]])
 K = np.array([[0.7, 0.3], [0.2, 0.8]])

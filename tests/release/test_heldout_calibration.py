@@ -10,14 +10,12 @@ import pytest
 from scipy.special import expit
 
 from privwatch.release import ReleaseNotMetWarning, find_release
-from privwatch.release import _heldout as heldout
-from privwatch.release import _heldout_eb as eb
-from privwatch.release import _heldout_post as heldout_post
-from privwatch.release._cells import CountTable, LiftBox
-from privwatch.release._heldout import HeldOut, estimate_breach
-from privwatch.release._heldout_eval import beta_of_cells, beta_outside
-from privwatch.release._heldout_fit import HeldOutModel
-from privwatch.release._heldout_post import posteriors
+from privwatch.release.cells import CountTable, LiftBox
+from privwatch.release.heldout import HeldOut, HeldOutModel, estimate_breach
+from privwatch.release.heldout import _posterior as heldout_post
+from privwatch.release.heldout import _prior as eb
+from privwatch.release.heldout._evaluation import beta_of_cells, beta_outside, values_of
+from privwatch.release.heldout._posterior import posteriors
 
 
 def _table(counts: np.ndarray, codes: np.ndarray, folds: int = 5, seed: int = 0) -> CountTable:
@@ -136,7 +134,7 @@ def test_estimate_is_the_mean_of_the_interval_draws_for_a_fixed_prior(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def fixed(self: HeldOutModel, value: object, replicates: int) -> list[object]:
-        best = eb.CANDIDATES.index(value.fitted.candidate)  # type: ignore[attr-defined]
+        best = eb.PRIOR_CANDIDATES.index(value.fitted.candidate)  # type: ignore[attr-defined]
         return [(best, value.fitted.alpha)] * replicates  # type: ignore[attr-defined]
 
     monkeypatch.setattr(HeldOutModel, "draws", fixed)
@@ -204,7 +202,7 @@ def test_verdict_rule() -> None:
 def test_two_values_are_modelled_once_and_three_each() -> None:
     two = LiftBox(np.array([60.0, 40.0]), [np.array([0, 1])], 0.5, "both")
     three = LiftBox(np.array([50.0, 40.0, 10.0]), [np.array([0, 1, 2])], 0.5, "both")
-    (only,) = heldout._values(two)
+    (only,) = values_of(two)
     assert only.pair == 1
     assert only.bounds == pytest.approx(
         (
@@ -212,7 +210,7 @@ def test_two_values_are_modelled_once_and_three_each() -> None:
             min(0.6 * np.exp(0.5), 1 - 0.4 * np.exp(-0.5)),
         )
     )
-    assert [v.column for v in heldout._values(three)] == [0, 1, 2]
+    assert [v.column for v in values_of(three)] == [0, 1, 2]
 
 
 def test_find_release_verdict_is_the_same_with_5_and_10_folds() -> None:

@@ -11,7 +11,7 @@ import pytest
 from privwatch.exceptions import ValidationError
 from privwatch.preprocessing import bin_columns
 from privwatch.release import SUPPRESSED, Hierarchy, find_release
-from privwatch.release._hierarchy import AUTO_INTERVALS, nested_intervals
+from privwatch.release.hierarchies import AUTO_INTERVALS, nested_intervals
 
 PRIORS = "0;0;0;*\n1;1-3;1+;*\n2;1-3;1+;*\n3;1-3;1+;*\n4;4+;1+;*\n5;4+;1+;*\n"
 

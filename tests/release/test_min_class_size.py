@@ -12,10 +12,10 @@ import pytest
 
 from privwatch import ValidationError
 from privwatch.release import auto_hierarchy, classic_report
-from privwatch.release._counting import count_space
-from privwatch.release._fitter import Fitter, in_sample_check
-from privwatch.release._options import SearchOptions
-from privwatch.release._per_tuple import per_tuple_table, record_tables, unique_records
+from privwatch.release.search import SearchOptions
+from privwatch.release.search._counting import count_space
+from privwatch.release.search._one_search import Fitter, in_sample_check
+from privwatch.release.search._per_tuple import per_tuple_table, record_tables, unique_records
 
 
 def _table(seed: int = 0, n: int = 400) -> pd.DataFrame:

@@ -19,8 +19,8 @@ from privwatch.release import (
     find_release,
     parse_hierarchy_specs,
 )
-from privwatch.release._cells import CountTable, LiftBox
-from privwatch.release._search import ReleaseSpace, evaluate_node, search_global
+from privwatch.release.cells import CountTable, LiftBox
+from privwatch.release.search._global_recoding import ReleaseSpace, evaluate_node, search_global
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 HIER = SHARED / "data" / "hierarchies" / "compas"
@@ -207,7 +207,7 @@ def test_bad_arguments_name_themselves() -> None:
 
 def test_messages_name_parameters_not_command_line_flags() -> None:
     """The library names its Python parameters (the command line maps them to its flags)."""
-    for path in sorted(Path(release.__file__).parent.glob("*.py")):
+    for path in sorted(Path(release.__file__).parent.rglob("*.py")):
         flags = re.findall(r"--[a-z][a-z-]+", path.read_text(encoding="utf-8"))
         assert not flags, f"{path.name} names command-line flags {flags}"
 

@@ -7,8 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from privwatch.release import ReleaseNotMetWarning, find_release
-from privwatch.release._cells import LiftBox
+from privwatch.release import LiftBox, ReleaseNotMetWarning, find_release
 
 
 def _worst_by_projection(box: LiftBox, cells: np.ndarray) -> np.ndarray:

@@ -13,10 +13,15 @@ import pytest
 
 from privwatch import PrivwatchError
 from privwatch.release import Hierarchy, ReleaseNotMetWarning, ReleaseResult, find_release
-from privwatch.release._cells import CountTable, LiftBox
-from privwatch.release._fitter import in_sample_check
-from privwatch.release._options import SearchOptions
-from privwatch.release._search import Plan, ReleaseSpace, evaluate_node, search_global
+from privwatch.release.cells import CountTable, LiftBox
+from privwatch.release.search import SearchOptions
+from privwatch.release.search._global_recoding import (
+    Plan,
+    ReleaseSpace,
+    evaluate_node,
+    search_global,
+)
+from privwatch.release.search._one_search import in_sample_check
 
 
 def _all_star(r: ReleaseResult) -> int:

@@ -13,7 +13,7 @@ from .._memory import BYTES_PER_QUANTILE_BIN, check_size
 from ..exceptions import PrivacyWarning, ValidationError
 from ..preprocessing import BinSpec, bin_columns, check_discrete
 from ..release import Hierarchy, as_text
-from ..release._hierarchy import nested_intervals
+from ..release.hierarchies import nested_intervals
 
 __all__ = [
     "MISSING_POLICIES",
@@ -83,8 +83,8 @@ def resolve_columns(
     (:func:`resolve_bins`), and every numeric observed column with more than ``max_levels``
     distinct values and neither ``bins`` nor a hierarchy binned into nested quantile intervals:
     its 16 cut points join ``bins`` and the hierarchy of the intervals (16, 8, 4, 2, then
-    ``*``; :func:`privwatch.release.nested_intervals`) joins ``hierarchies``. A column of
-    integers with a distinct value in every record (a record number) gets none unless
+    ``*``; :func:`privwatch.release.hierarchies.nested_intervals`) joins ``hierarchies``. A
+    column of integers with a distinct value in every record (a record number) gets none unless
     ``force``: :func:`prepare_rows` refuses it as an identifier.
 
     ``max_levels=None`` adds no intervals (as on the learned-estimator routes, whose

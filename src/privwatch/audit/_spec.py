@@ -21,6 +21,8 @@ from ..estimators import CANDIDATES
 from ..exceptions import ValidationError
 from ..preprocessing import DEFAULT_MAX_LEVELS, BinSpec, parse_bins
 from ..release import Hierarchy, parse_hierarchy_specs
+from ..release.cells import DISCLOSURES
+from ..release.heldout import TOLERANCE
 from ._prepare import MISSING_POLICIES
 
 __all__ = ["DISCLOSURES", "ENGINE_CHOICES", "ESTIMATORS", "AuditSpec", "read_config"]
@@ -28,7 +30,6 @@ __all__ = ["DISCLOSURES", "ENGINE_CHOICES", "ESTIMATORS", "AuditSpec", "read_con
 #: Names of the log-lift estimators an audit can use (``plugin``: exact counts).
 ESTIMATORS = ("plugin", "classifier", "dv", "auto", *(c for c in CANDIDATES if c != "dv"))
 
-DISCLOSURES = ("both", "positive")
 #: The engines an audit can be asked for: ``auto`` (see :func:`privwatch.engines.choose_engine`)
 #: and every engine :mod:`privwatch.engines` owns.
 ENGINE_CHOICES = ("auto", *engines.ENGINES)
@@ -104,7 +105,7 @@ class AuditSpec:
     folds: int = 5
     useful: str | None = None
     local: bool = True
-    held_out_tolerance: float = 0.05
+    held_out_tolerance: float = TOLERANCE
     confidence: float | None = None
     max_nodes: int = 200
     min_class_size: int = 1

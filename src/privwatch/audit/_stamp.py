@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-import os
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..exceptions import ValidationError
+from .._files import file_sha256
 
 __all__ = ["file_sha256", "make_stamp", "privwatch_version"]
 
@@ -20,20 +18,6 @@ def privwatch_version() -> str:
         return metadata.version("privwatch")
     except metadata.PackageNotFoundError:  # pragma: no cover - always installed in practice
         return "0+unknown"
-
-
-def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
-    """SHA-256 of a file's bytes, in hex.
-
-    Raises :class:`~privwatch.exceptions.ValidationError` when ``path`` is not a readable file.
-    """
-    if not isinstance(path, (str, os.PathLike)) or not str(path) or not Path(path).is_file():
-        raise ValidationError(f"`path` must be an existing file; got {path!r}.")
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def make_stamp(source: str | Path | None, n_rows: int, n_columns: int) -> dict[str, Any]:

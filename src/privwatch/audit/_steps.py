@@ -26,7 +26,7 @@ import pandas as pd
 from ..estimators import ClassifierLift, DVLift, LiftEstimator, make_lift_estimator
 from ..exceptions import PrivacyWarning, ValidationError
 from ..release import Hierarchy, ReleaseNotMetWarning, ReleaseResult, find_release
-from ..release._reuse import SearchCache
+from ..release.search import SearchCache
 from ..watchdog import RecordScores, Watchdog, record_tradeoff, tradeoff
 from ._spec import ESTIMATORS, AuditSpec
 
@@ -172,7 +172,7 @@ class ReleaseSearch:
     cols: list[str]
     spec: AuditSpec
     counts_column: str | None = None
-    #: The count table and searches of ``source`` reused across calls (:mod:`..release._reuse`).
+    #: The count table and searches of ``source`` reused across calls (:class:`SearchCache`).
     cache: SearchCache = field(init=False)
 
     def __post_init__(self) -> None:

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..audit import explain_release
 from ..release import ReleaseResult, explain_protection
-from ..release._cells import cell_counts
+from ..release.cells import cell_counts
 from ._align import Aligned
 from ._verdict import FixedRelease, Judged, information
 

@@ -12,7 +12,7 @@ breaks it, that is a reason the release is not met.
 tool that made it is not here), so what is estimated is the population breach share of *these
 cells*: every record is a draw from a population; each cell's true posterior is estimated by
 the audit's own empirical-Bayes model of the original tuples
-(:func:`privwatch.release._heldout.estimate_breach`): rows are the distinct (original tuple,
+(:func:`privwatch.release.heldout.estimate_breach`): rows are the distinct (original tuple,
 released cell) pairs, so a release that is not a function of the tuple (local recoding by
 record, perturbation) is modelled as it is. The folds (the audit's, by row position) only choose
 the model's ridge and give the plug-in held-out figures, each fold scored on the same cells. The
@@ -33,11 +33,22 @@ import pandas as pd
 from ..audit import PROPOSAL_GRID
 from ..engines import fold_of
 from ..release import SUPPRESSED, HeldOut, LiftBox, as_text
-from ..release._cells import CountTable, cell_counts, entropy_of_sizes, first_rows, group_rows
-from ..release._heldout import _plugin, estimate_breach
-from ..release._options import SearchOptions
-from ..release._protection import table_protection
-from ..release._verdict import NOTHING_KEPT, held_out_verdict, not_met_reasons
+from ..release.cells import (
+    CountTable,
+    cell_counts,
+    entropy_of_sizes,
+    first_rows,
+    group_rows,
+    table_protection,
+)
+from ..release.heldout import (
+    NOTHING_KEPT,
+    estimate_breach,
+    held_out_verdict,
+    not_met_reasons,
+    plugin_figures,
+)
+from ..release.search import SearchOptions
 from ._align import Aligned
 
 __all__ = ["FixedRelease", "Judged", "count_release", "judge", "smallest_met"]
@@ -126,13 +137,14 @@ def information(fixed: FixedRelease) -> tuple[float, float]:
 
 
 def held_out(fixed: FixedRelease, box: LiftBox, seed: int) -> HeldOut:
-    """The held-out figures of the fixed cells (module docstring)."""
+    """The held-out figures of the fixed cells (module docstring), with the audit's draws
+    (:data:`~privwatch.release.heldout.DRAWS`, :data:`~privwatch.release.heldout.REPLICATES`)."""
     t = fixed.table
     each = [(fixed.cell_of, fixed.n_cells)] * fixed.folds
-    plugin = _plugin([(c, k, t.total(only_fold=i)) for i, (c, k) in enumerate(each)], box)
+    plugin = plugin_figures([(c, k, t.total(only_fold=i)) for i, (c, k) in enumerate(each)], box)
     return estimate_breach(
         t, box, each, (fixed.cell_of, fixed.n_cells, fixed.star), plugin,
-        draws=2000, replicates=20, rng=np.random.default_rng(seed),
+        rng=np.random.default_rng(seed),
     )  # fmt: skip
 
 

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ..exceptions import PrivwatchError
-from ..report._apply import apply_saved_mechanism
+from ..release.generalisation import apply_saved_mechanism
 from ._io import console, fail
 from ._signals import Terminated, sigterm_raises
 

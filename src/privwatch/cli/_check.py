@@ -18,6 +18,7 @@ import typer
 
 from ..audit import Audit
 from ..check import check
+from ..release.heldout import TOLERANCE
 from ..report import check_writable, checks_note, fmt, pct, write_audit
 from ._audit_options import Opt
 from ._checks_lines import classic_line
@@ -107,7 +108,7 @@ def check_command(
     epsilon: Opt.epsilon = None,
     disclosure: Opt.disclosure = "both",
     folds: Opt.folds = 5,
-    held_out_tolerance: Opt.held_out_tolerance = 0.05,
+    held_out_tolerance: Opt.held_out_tolerance = TOLERANCE,
     checks: Opt.checks = True,
     seed: Opt.seed = 0,
     sep: Opt.sep = ",",

@@ -9,6 +9,9 @@ the ``budget``.
 """
 
 from ._base import FiniteMechanism, Mechanism, Privacy
+
+# the check of integer codes, shared with release.Generalisation (re-exported, not in __all__)
+from ._base import check_codes as check_codes
 from ._laplace import PlanarLaplace
 from ._optimal_bayes import OptimalBayesResult, optimal_bayes_mechanism
 from ._optimal_privacy import OptimalPrivacyResult, optimal_privacy_mechanism

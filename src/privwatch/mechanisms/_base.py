@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._rng import RNGLike, check_rng
 from ..exceptions import ValidationError
 
-__all__ = ["FiniteMechanism", "Mechanism", "Privacy"]
+__all__ = ["FiniteMechanism", "Mechanism", "Privacy", "check_codes"]
 
 
 @dataclass(frozen=True)

@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import shutil
-import signal
-import tempfile
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .._files import STAGING_PREFIX, check_writable, staged_files
 from ..audit import Audit
-from ..exceptions import ValidationError
 from ._figures import plot_curve, plot_frontier, plot_risk
 from ._html import render_report
 
@@ -47,78 +40,11 @@ OUTPUT_FILES = (
     "lift.png",
     "report.html",
 )
-STAGING_PREFIX = ".privwatch-staging-"
-
-
-def _clean_stale(out: Path) -> None:
-    for p in out.glob(STAGING_PREFIX + "*"):
-        shutil.rmtree(p, ignore_errors=True)
-    for p in out.glob(".privwatch-check-*"):
-        p.unlink(missing_ok=True)
-
-
-def check_writable(out: Path, overwrite: bool = True) -> None:
-    """Create ``out`` if needed and make sure files can be written there (before any work).
-
-    Staging folders an interrupted earlier run left behind are removed. With
-    ``overwrite=False`` a folder that already holds files is refused.
-    """
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ValidationError(f"`out` must be a writable folder; got the file {str(out)!r}.")
-    if out.is_dir():
-        _clean_stale(out)
-        if not overwrite and any(out.iterdir()):
-            raise ValidationError(
-                f"`out` must be an empty or new folder; got {str(out)!r}, which holds files: "
-                "pass `overwrite`=True to replace the outputs there."
-            )
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=out, prefix=".privwatch-check-"):
-            pass
-    except OSError as exc:
-        raise ValidationError(
-            f"`out` must be a writable folder; got {str(out)!r} ({exc.strerror or exc})."
-        ) from None
 
 
 def leakage_payload(result: Audit) -> dict[str, Any]:
     """The content of leakage.json (see :data:`privwatch.report.SCHEMA`)."""
     return result.to_dict()
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM while the outputs are moved in (delivered right after)."""
-    sigs = {signal.SIGINT, signal.SIGTERM}
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
-@contextlib.contextmanager
-def staged_files(out: Path, names: tuple[str, ...]) -> Iterator[Path]:
-    """A hidden staging folder inside ``out`` to write ``names`` into; when the block ends
-    normally they are moved into ``out`` in that order (stale copies removed first), with
-    SIGINT and SIGTERM held during the move. Any exception (a failure, KeyboardInterrupt, or a
-    SIGTERM the caller turned into one, as the command line does) removes the staging folder,
-    so nothing half-written survives. No signal handler is installed here."""
-    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
-    try:
-        yield staging
-        with _signals_held():
-            for name in names:
-                (out / name).unlink(missing_ok=True)
-            for name in names:
-                os.replace(staging / name, out / name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _plots(result: Audit, folder: Path) -> None:

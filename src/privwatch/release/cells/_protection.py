@@ -21,9 +21,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import check_nonnegative
-from ..exceptions import ValidationError
-from ._cells import DISCLOSURES, CountTable
+from ..._validation import check_nonnegative
+from ...exceptions import ValidationError
+from ._counts import CountTable
+from ._lift_box import DISCLOSURES
 
 __all__ = ["explain_protection", "per_value", "table_protection", "unprotected"]
 

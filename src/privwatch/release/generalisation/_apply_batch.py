@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..audit._stamp import file_sha256
-from ..engines import read_table
-from ..exceptions import ValidationError
-from ..release import AppliedRelease, Generalisation
-from ._write import check_writable, staged_files
+from ..._files import check_writable, file_sha256, staged_files
+from ...engines import read_table
+from ...exceptions import ValidationError
+from ._applied_release import AppliedRelease
+from ._mechanism import Generalisation
 
 __all__ = ["APPLY_FILES", "AppliedBatch", "apply_saved_mechanism"]
 

@@ -23,8 +23,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._validation import short_repr
-from ..exceptions import ValidationError
+from ..._validation import short_repr
+from ...exceptions import ValidationError
 
 __all__ = [
     "MECHANISM_FORMAT",

@@ -5,7 +5,7 @@ binning) with its released tuple, as :func:`~privwatch.release.find_release` cho
 with the binning of numeric columns (explicit cut points) and the guarantee the audit verified.
 Global and local recoding both release a function of the input tuple, so the table is the whole
 mechanism. It is saved as JSON in the checked privwatch model format (schema and SHA-256
-verified on load; :mod:`privwatch.release._generalisation_file`); loading it runs no code.
+verified on load; :mod:`._file_format`); loading it runs no code.
 
 **Rule for values never seen at fit time**: a record whose tuple of (binned) observed values is
 not in the table, or that has a missing observed value, is released as the suppressed cell,
@@ -25,18 +25,18 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from .._memory import check_allocation
-from .._rng import RNGLike, check_rng
-from .._serialization import read_model, reconstructing, write_model
-from .._validation import check_nonnegative, short_repr
-from ..exceptions import ValidationError
-from ..mechanisms import FiniteMechanism, Privacy
-from ..mechanisms._base import check_codes
-from ..preprocessing import BinSpec, bin_columns
-from ._api import ReleaseResult
-from ._applied import AppliedRelease
-from ._cells import DISCLOSURES
-from ._generalisation_file import (
+from ..._memory import check_allocation
+from ..._rng import RNGLike, check_rng
+from ..._serialization import read_model, reconstructing, write_model
+from ..._validation import check_nonnegative, short_repr
+from ...exceptions import ValidationError
+from ...mechanisms import FiniteMechanism, Privacy, check_codes
+from ...preprocessing import BinSpec, bin_columns
+from ..cells import DISCLOSURES
+from ..hierarchies import SUPPRESSED, as_text
+from ..search import ReleaseResult
+from ._applied_release import AppliedRelease
+from ._file_format import (
     MECHANISM_FORMAT,
     MECHANISM_KIND,
     MECHANISM_VERSION,
@@ -48,7 +48,6 @@ from ._generalisation_file import (
     check_rows,
     check_state_envelope,
 )
-from ._hierarchy import SUPPRESSED, as_text
 
 __all__ = [
     "MECHANISM_FORMAT",

@@ -11,13 +11,13 @@ the share of the population whose released cell breaks epsilon (two-sided or one
 guarantee). ``breach_probability`` estimates B; ``breach_probability_ci`` is a 95 % interval.
 
 **How.** A cell is a mixture of observed tuples, so the estimate models the tuples' p(s | x)
-(:mod:`._heldout_eb`): per sensitive value, logit p(v | x) = eta_x + r_x, with eta_x
+(:mod:`._prior`): per sensitive value, logit p(v | x) = eta_x + r_x, with eta_x
 ridge-penalised main effects of the observed columns and r_x ~ G a log-spline prior (Efron's
 g-modelling) fitted on every tuple. The prior family (ridge 3, 30 or no main effects; a smooth
 or a rough G) is chosen by cross-fitted predictive score on the folds' held-out counts of the
-tuples (:mod:`._heldout_fit`). The search chose the released cells by their counts, but the
+tuples (:mod:`._model`). The search chose the released cells by their counts, but the
 prior is fitted on all tuples, which the search did not select, so each cell's posterior is
-free of the winner's curse. Then (:mod:`._heldout_eval`)
+free of the winner's curse. Then (:mod:`._evaluation`)
 
 - ``P_c`` = posterior probability that cell c breaks epsilon: per value, the mass of the cell's
   posterior outside the box (a one-tuple cell: the tuple's posterior; a larger cell: a Beta
@@ -35,7 +35,7 @@ free of the winner's curse. Then (:mod:`._heldout_eval`)
   is one Beta variate, so the cost grows with the undecided cells, not cells x draws.
 
 **Cost.** The tuple model is fitted once per count table and kept
-(:meth:`._heldout_fit.HeldOutModel.of`): later checks of other releases of the same table
+(:meth:`._model.HeldOutModel.of`): later checks of other releases of the same table
 (margins, alternatives) evaluate cells only. The fit is bounded whatever the table's size
 (subsets of tuples for the main effects, the prior and the score); the posterior moments of all
 tuples are one pass, shared by tuples of equal counts, closed-form for tuples with many records.
@@ -54,29 +54,31 @@ spline's knots (a rough G has knots 0.44 log-odds apart: a population whose shar
 sharply at a box edge, or split into two spikes, is resolved only as far as the records allow;
 BENCHMARKS.md). The figures depend on ``rng`` and the table only. :meth:`HeldOut.verdict`
 turns them into MET (the interval's upper end within the tolerance), a confirmed breach (its
-lower end above it) or too thin evidence.
+lower end above it) or too thin evidence, by the one rule of :mod:`._verdict`.
+
+**Searched or fixed cells.** :func:`estimate_breach` takes the cells as given (the cell of every
+tuple row): the search's held-out check (:func:`privwatch.release.search.held_out_check`)
+searches the release and gives its cells, ``privwatch check`` gives the cells of a release made
+elsewhere; :func:`plugin_figures` scores the held-out folds' records in them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.special import betaincinv
 
-from ._cells import CountTable, LiftBox, cell_counts
-from ._heldout_eval import Value, _Evaluation, values_of
-from ._heldout_fit import HeldOutModel
-from ._search import Plan, ReleaseSpace, release_cells
+from ..cells import CountTable, LiftBox, cell_counts
+from ._evaluation import Value, _Evaluation, values_of
+from ._model import HeldOutModel
+from ._verdict import DRAWS, REPLICATES, TOLERANCE, verdict_rule
 
-__all__ = ["HeldOut", "held_out_check"]
+__all__ = ["HeldOut", "estimate_breach", "plugin_figures"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-#: The modelled values of a box (kept under this name for the tests).
-_values = values_of
 
 
 @dataclass(frozen=True)
@@ -98,23 +100,14 @@ class HeldOut:
     unseen_share: float = 0.0
     undecided_cells: int = 0
 
-    def verdict(self, tolerance: float = 0.05) -> str:
+    def verdict(self, tolerance: float = TOLERANCE) -> str:
         """``"met"`` when the interval's upper end is within ``tolerance``, ``"breach"`` when
-        its lower end is above it (confirmed), ``"inconclusive"`` otherwise."""
-        lo, hi = self.breach_probability_ci
-        if hi <= tolerance:
-            return "met"
-        return "breach" if lo > tolerance else "inconclusive"
+        its lower end is above it (confirmed), ``"inconclusive"`` otherwise
+        (:func:`~privwatch.release.heldout.verdict_rule`)."""
+        return verdict_rule(self.breach_probability_ci, tolerance)
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
-
-
-def _star_cell(space: ReleaseSpace, plan: Plan, cell_of: IntArray, n_cells: int) -> int:
-    """The all-``*`` cell (a new index when no tuple is released as it)."""
-    keys = space.keys(plan.levels, plan.suppressed)
-    star = (keys == np.asarray(space.star)).all(1)
-    return int(cell_of[star][0]) if star.any() else n_cells
 
 
 def _unseen_mass(n: FloatArray) -> float:
@@ -124,59 +117,20 @@ def _unseen_mass(n: FloatArray) -> float:
     return float(np.isclose(n, 1.0).sum() / total) if total > 0 else 0.0
 
 
-def _plugin(held: list[tuple[IntArray, int, FloatArray]], box: LiftBox) -> tuple[float, float, int]:
+def plugin_figures(
+    held: list[tuple[IntArray, int, FloatArray]], box: LiftBox
+) -> tuple[float, float, int]:
     """Share of held-out records in a cell whose held-out plug-in posterior breaks epsilon,
-    the worst such log-lift, and the held-out records."""
+    the worst such log-lift, and the held-out records.
+
+    ``held``: per fold, the cell of every tuple row (of the release that fold was scored
+    with), the number of cells, and the fold's own counts (rows: tuple rows)."""
     cells = [cell_counts(c, k, h) for c, k, h in held]
     ct = np.concatenate([c[c.sum(1) > 0] for c in cells], axis=0)
     size = ct.sum(1)
     worst = box.worst(ct)
     n = float(size.sum())
     return float(size[worst > box.epsilon + 1e-12].sum() / n), float(worst.max()), round(n)
-
-
-def held_out_check(
-    space: ReleaseSpace,
-    table: CountTable,
-    fit: Callable[[FloatArray], Plan],
-    box: LiftBox,
-    *,
-    draws: int = 2000,
-    replicates: int = 20,
-    rng: np.random.Generator,
-    cross_fit: bool = True,
-) -> HeldOut:
-    """Estimate the population breach share of the release ``fit(table.total())`` with a 95 %
-    interval (see the module docstring).
-
-    ``fit`` is searched on all records (the published release) and, with ``cross_fit``, once
-    per fold for the plug-in figures (without: those are NaN and the check costs one search;
-    the estimate and its interval are the same). The interval has ``draws`` Monte Carlo draws
-    of the breach share over ``replicates`` draws of the prior; they come from ``rng``. The
-    table's tuple model is fitted once and reused by later calls on the same table
-    (:class:`~._heldout_fit.HeldOutModel`).
-    """
-    n_folds = table.counts.shape[2]
-    folds = []
-    held = []
-    for k in range(n_folds if cross_fit else 0):
-        cell_of_k, n_k = release_cells(space, fit(table.total(exclude_fold=k)))
-        folds.append((cell_of_k, n_k))
-        held.append((cell_of_k, n_k, table.total(only_fold=k)))
-    plugin = _plugin(held, box) if held else (float("nan"), float("nan"), table.n_records)
-    plan = fit(table.total())
-    cell_of, n_cells = release_cells(space, plan)
-    star = _star_cell(space, plan, cell_of, n_cells)
-    return estimate_breach(
-        table,
-        box,
-        folds,
-        (cell_of, n_cells, star),
-        plugin,
-        draws=draws,
-        replicates=replicates,
-        rng=rng,
-    )
 
 
 def estimate_breach(
@@ -186,16 +140,20 @@ def estimate_breach(
     release: tuple[IntArray, int, int],
     plugin: tuple[float, float, int],
     *,
-    draws: int,
-    replicates: int,
+    draws: int = DRAWS,
+    replicates: int = REPLICATES,
     rng: np.random.Generator,
     model: HeldOutModel | None = None,
 ) -> HeldOut:
-    """The figures of :func:`held_out_check` from the cells (cell of every tuple row, and
-    their number) of the fold releases and of the published one (with its all-``*`` cell).
+    """The held-out figures of a release (module docstring) from the cells (cell of every tuple
+    row, and their number) of the fold releases and of the published one (with its all-``*``
+    cell); ``plugin``: :func:`plugin_figures` of the folds (NaN, NaN and the records without).
 
-    ``model``: the table's fitted tuple model (:class:`~._heldout_fit.HeldOutModel`; default
-    the cached one of ``table``). The fold releases only give the count of folds here."""
+    ``draws`` Monte Carlo draws of the breach share over ``replicates`` draws of the prior
+    give the interval (:data:`~._verdict.DRAWS`, :data:`~._verdict.REPLICATES`: the same for
+    every caller); they come from ``rng``. ``model``: the table's fitted tuple model
+    (:class:`~._model.HeldOutModel`; default the cached one of ``table``). The fold releases
+    only give the count of folds here."""
     cell_of, n_cells, star = release
     breach_plugin, worst_plugin, n_held = plugin
     n_cells = max(n_cells, star + 1)

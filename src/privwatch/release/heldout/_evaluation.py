@@ -1,4 +1,4 @@
-"""One release evaluated under the fitted tuple model (:mod:`._heldout_fit`): cells' breach
+"""One release evaluated under the fitted tuple model (:mod:`._model`): cells' breach
 probabilities, and draws of the breach share for the interval.
 
 Per modelled value, a released cell's share is the records-weighted mean of its tuples'
@@ -23,9 +23,9 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import betainc
 
-from ._cells import LiftBox
-from ._heldout_fit import HeldOutModel, ValueModel
-from ._heldout_post import posteriors
+from ..cells import LiftBox
+from ._model import HeldOutModel, ValueModel
+from ._posterior import posteriors
 
 __all__ = ["DECIDED", "Value", "beta_of_cells", "value_bounds", "values_of"]
 

@@ -5,7 +5,7 @@ on epsilon is fitted here once per count table and kept (:meth:`HeldOutModel.of`
 model of the last few tables), so that the check of several releases of one table (the search
 margins, the alternatives) pays for it once:
 
-- per modelled value, the prior family (:data:`~._heldout_eb.CANDIDATES`: main effects' ridge,
+- per modelled value, the prior family (:data:`~._prior.PRIOR_CANDIDATES`: main effects' ridge,
   smooth or rough G) chosen by **cross-fitted predictive score**: per fold, each candidate is
   fitted on the other folds and scores the held-out counts of the tuples (beta-binomial log
   predictive of the tuple's posterior, summed; at most MAX_SCORE_TUPLES tuples per fold, at
@@ -32,9 +32,9 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import betaln
 
-from . import _heldout_eb as eb
-from ._cells import CountTable
-from ._heldout_post import posteriors
+from ..cells import CountTable
+from . import _prior as eb
+from ._posterior import posteriors
 
 __all__ = ["HeldOutModel", "ValueModel"]
 
@@ -125,7 +125,7 @@ class HeldOutModel:
         rng = self._value_rng(column)
         scores = self._scores(column, prior, rng)
         best = int(np.argmax(scores.sum(1)))
-        fitted = eb.fit_candidate(eb.CANDIDATES[best], k, n, codes, prior, rng)
+        fitted = eb.fit_candidate(eb.PRIOR_CANDIDATES[best], k, n, codes, prior, rng)
         rows = np.flatnonzero(n > 0)
         mean, var = np.zeros(len(n)), np.zeros(len(n))
         m, v, _ = posteriors(fitted.alpha, k[rows], n[rows], fitted.eta[rows], [(0.0, 1.0)])
@@ -149,7 +149,7 @@ class HeldOutModel:
                 rows = np.sort(rng.choice(rows, MAX_SCORE_TUPLES, replace=False))
             per = []
             etas: dict[float, FloatArray] = {}
-            for i, cand in enumerate(eb.CANDIDATES):
+            for i, cand in enumerate(eb.PRIOR_CANDIDATES):
                 fitted = eb.fit_candidate(
                     cand, kt, nt, self.table.codes, prior, rng, etas.get(cand.ridge),
                     starts.get(i),
@@ -159,7 +159,7 @@ class HeldOutModel:
                 per.append(_beta_binomial(m[:, 0], v[:, 0], kh[rows], nh[rows]))
             out.append(np.stack(per))
         if not out:  # no folds: the first candidate
-            return np.zeros((len(eb.CANDIDATES), 1))
+            return np.zeros((len(eb.PRIOR_CANDIDATES), 1))
         return np.concatenate(out, axis=1)
 
     def draws(self, value: ValueModel, replicates: int) -> list[tuple[int, FloatArray]]:
@@ -172,7 +172,7 @@ class HeldOutModel:
             w = value.rng.gamma(1.0, size=value.scores.shape[1])
             best = int(np.argmax(value.scores @ w))
             if best not in value.full:
-                cand = eb.CANDIDATES[best]
+                cand = eb.PRIOR_CANDIDATES[best]
                 value.full[best] = eb.fit_candidate(cand, k, n, codes, value.prior, value.rng)
             refits = value.refits.setdefault(best, [])
             i = sum(d[0] == best for d in value.draws)

@@ -1,4 +1,4 @@
-"""The tuples' posteriors under one or several fitted priors G (:mod:`._heldout_eb`).
+"""The tuples' posteriors under one or several fitted priors G (:mod:`._prior`).
 
 A tuple's posterior of its residual log-odds r is L(r) G(r), L its binomial likelihood. Two
 routes:
@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import expit, log_expit, logit, ndtr
 
-from ._heldout_eb import ETA_STEP, FINE, GRID, STEP, basis, distinct, log_prior
+from ._prior import ETA_STEP, FINE, GRID, STEP, basis, distinct, log_prior
 
 __all__ = ["LAPLACE_INFO", "posteriors"]
 

@@ -10,10 +10,10 @@ sharing values share effects; ``ridge = inf``: no main effects, eta = logit p) a
 of the tuples around it, is a log-spline density of the residual log-odds (Efron's g-modelling,
 Efron 2016): ``df`` cubic B-splines on [-SPAN, SPAN], a ridge ``penalty`` on their
 coefficients, fitted by penalised maximum marginal likelihood on GRID. A :class:`Candidate` is
-one (ridge, df, penalty); :data:`CANDIDATES` are a smooth and a rough prior for each ridge (the
-held-out check chooses among them by cross-fitted predictive score, :mod:`._heldout_fit`).
+one (ridge, df, penalty); :data:`PRIOR_CANDIDATES` are a smooth and a rough prior for each
+ridge (the held-out check chooses among them by cross-fitted predictive score, :mod:`._model`).
 
-The tuples' posteriors under a fitted prior are formed in :mod:`._heldout_post`.
+The tuples' posteriors under a fitted prior are formed in :mod:`._posterior`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from scipy.sparse import csr_matrix, diags
 from scipy.special import expit, log_expit, logit
 
 __all__ = [
-    "CANDIDATES",
+    "PRIOR_CANDIDATES",
     "Candidate",
     "Fitted",
     "fit_candidate",
@@ -67,7 +67,7 @@ class Candidate:
 
 
 #: Smooth and rough priors, each with strong, weak and no main effects.
-CANDIDATES = tuple(
+PRIOR_CANDIDATES = tuple(
     Candidate(r, d, p) for r in (3.0, 30.0, np.inf) for d, p in ((14, 1.0), (30, 0.01))
 )
 

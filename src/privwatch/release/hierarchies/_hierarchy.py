@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 from pandas.api.types import infer_dtype
 
-from .._validation import check_specs
-from ..exceptions import ValidationError
-from ..preprocessing import interval_labels
+from ..._validation import check_specs
+from ...exceptions import ValidationError
+from ...preprocessing import interval_labels
 
 __all__ = [
     "AUTO_INTERVALS",
@@ -28,6 +28,7 @@ __all__ = [
     "Hierarchy",
     "as_text",
     "auto_hierarchy",
+    "build_hierarchies",
     "nested_intervals",
     "parse_hierarchy_specs",
 ]

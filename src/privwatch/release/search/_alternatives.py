@@ -3,9 +3,9 @@
 Every alternative changes one option of the user's :class:`SearchOptions` (a larger epsilon,
 one-sided disclosure, a larger suppression limit) and keeps all the others; it is searched the
 way :func:`~privwatch.release.find_release` searches (margin grown until the held-out check
-passes: :func:`~privwatch.release._aim.search_to_pass`), so running the audit with its ``args``
+passes: :func:`~._margin.search_to_pass`), so running the audit with its ``args``
 gives the release it describes. An alternative is **feasible** when that release is met by the
-rules of :mod:`~privwatch.release._verdict` and leaves unprotected no sensitive value that the
+rules of :mod:`~privwatch.release.heldout` and leaves unprotected no sensitive value that the
 request protected. They are ranked strongest privacy first: smaller epsilon, then two-sided
 before one-sided, then less suppression.
 """
@@ -15,12 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ._aim import search_to_pass
-from ._heldout import HeldOut
+from ..cells import table_protection
+from ..heldout import NOTHING_KEPT, TOLERANCE, HeldOut, held_out_verdict, not_met_reasons
+from ._global_recoding import ReleaseSpace
+from ._margin import search_to_pass
 from ._options import SearchOptions
-from ._protection import table_protection
-from ._search import ReleaseSpace
-from ._verdict import NOTHING_KEPT, held_out_verdict, not_met_reasons
 
 __all__ = ["Alternative", "suggest"]
 
@@ -59,7 +58,7 @@ class Alternative:
     feasible: bool
     unprotected: list[str]
     reasons: list[str]
-    tolerance: float = 0.05
+    tolerance: float = TOLERANCE
 
     def describe(self) -> str:
         """One line of advice; options named as Python parameters (in backticks)."""

@@ -4,8 +4,8 @@ An audit asks :func:`~privwatch.release.find_release` about the same records man
 proposal's epsilons, each searched quickly and then in full; the frontier; the alternatives).
 Counting the records, building the hierarchies' lattice groupings and every search are
 deterministic functions of the records and the options, so a :class:`SearchCache` kept by the
-caller lets later calls reuse the count table (:class:`~privwatch.release._search.ReleaseSpace`,
-with its cached node groupings) and every :class:`~privwatch.release._fitter.Fit` already
+caller lets later calls reuse the count table (:class:`~._global_recoding.ReleaseSpace`,
+with its cached node groupings) and every :class:`~._one_search.Fit` already
 searched, instead of repeating them.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._search import IntArray, ReleaseSpace
+from ._global_recoding import IntArray, ReleaseSpace
 
 __all__ = ["SearchCache"]
 

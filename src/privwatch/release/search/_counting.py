@@ -1,8 +1,8 @@
 """The records of a release request counted: held-out folds, hierarchies, the count table.
 
 Everything the search needs from the data is one count per (observed tuple, sensitive value,
-fold) (:class:`~privwatch.release._cells.CountTable`) and the labels each tuple can be released
-as (:class:`~privwatch.release._search.ReleaseSpace`).
+fold) (:class:`~privwatch.release.cells.CountTable`) and the labels each tuple can be released
+as (:class:`~._global_recoding.ReleaseSpace`).
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..engines import fold_of
-from ..exceptions import ValidationError
-from ._cells import CountTable
-from ._hierarchy import Hierarchy, build_hierarchies
+from ...engines import fold_of
+from ...exceptions import ValidationError
+from ..cells import CountTable
+from ..hierarchies import Hierarchy, build_hierarchies
+from ._global_recoding import FloatArray, IntArray, ReleaseSpace
 from ._options import SearchOptions
-from ._search import FloatArray, IntArray, ReleaseSpace
 
 __all__ = ["count_space", "record_folds"]
 

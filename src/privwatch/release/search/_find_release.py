@@ -6,8 +6,9 @@ released cell y (``disclosure="both"``, Hsu et al. Def. 1) or only log p(s|y)/p(
 (``"positive"``: enhanced beta-likeness of Cao & Karras, VLDB 2012, with beta = e^epsilon - 1).
 
 The steps, each in its own module: the request is checked (:mod:`._options`, :mod:`._validate`),
-counted (:mod:`._cells`), searched (:mod:`._fitter`), checked on held-out records
-(:mod:`._heldout`), judged (:mod:`._verdict`), given a frontier (:mod:`._frontier`) and
+counted (:mod:`._counting`), searched (:mod:`._one_search`), checked on held-out records
+(:mod:`._held_out`) with the margin grown until that check passes (:mod:`._margin`), judged by
+the verdict rule (:mod:`privwatch.release.heldout`), given a frontier (:mod:`._frontier`) and
 alternatives (:mod:`._alternatives`), and labelled back onto the records (:mod:`._per_tuple`).
 """
 
@@ -20,20 +21,20 @@ from typing import Any
 
 import pandas as pd
 
-from ._aim import Searched, search_to_pass
+from ..cells import table_protection
+from ..heldout import TOLERANCE, held_out_verdict, not_met_reasons
+from ..hierarchies import Hierarchy
 from ._alternatives import suggest as suggest_alternatives
+from ._cache import SearchCache
 from ._counting import count_space
-from ._fitter import in_sample_check, input_information, kept_information
 from ._frontier import frontier_points
-from ._hierarchy import Hierarchy
+from ._global_recoding import IntArray, ReleaseSpace
+from ._margin import Searched, search_to_pass
+from ._one_search import in_sample_check, input_information, kept_information
 from ._options import SearchOptions
 from ._per_tuple import per_tuple_table, record_tables, unique_records
-from ._protection import table_protection
 from ._result import ReleaseNotMetWarning, ReleaseResult
-from ._reuse import SearchCache
-from ._search import IntArray, ReleaseSpace
 from ._validate import check_request
-from ._verdict import held_out_verdict, not_met_reasons
 
 __all__ = ["ReleaseNotMetWarning", "ReleaseResult", "find_release"]
 
@@ -50,7 +51,7 @@ def find_release(
     useful: str | None = None,
     local: bool = True,
     folds: int = 5,
-    held_out_tolerance: float = 0.05,
+    held_out_tolerance: float = TOLERANCE,
     frontier_epsilons: Sequence[float] | None = None,
     suggest: bool = True,
     confidence: float | None = None,
@@ -66,10 +67,10 @@ def find_release(
     Global recoding over the lattice of hierarchy levels, then local recoding of its cells; every
     released cell meets epsilon exactly on the data (verified). With ``aim`` and held-out folds,
     a release whose held-out check fails is searched again with a growing credible margin until
-    it passes (:mod:`~privwatch.release._aim`). Not met (a :class:`ReleaseNotMetWarning`) by the
-    rules of :mod:`~privwatch.release._verdict`: it keeps nothing, protects no sensitive value,
+    it passes (:mod:`~._margin`). Not met (a :class:`ReleaseNotMetWarning`) by the
+    rules of :mod:`~privwatch.release.heldout`: it keeps nothing, protects no sensitive value,
     or the upper end of its held-out breach share's 95 % interval exceeds ``held_out_tolerance``;
-    ``suggest`` then searches alternatives (:mod:`~privwatch.release._alternatives`).
+    ``suggest`` then searches alternatives (:mod:`~._alternatives`).
 
     Parameters
     ----------
@@ -77,7 +78,7 @@ def find_release(
         The records (or, with ``counts_column``, a count table as
         :func:`privwatch.engines.count_table` returns), the sensitive and the observed columns.
     epsilon, disclosure, max_suppressed, useful, local, confidence, max_nodes, min_class_size
-        The search options (:class:`~privwatch.release._options.SearchOptions`), used by every
+        The search options (:class:`~privwatch.release.search.SearchOptions`), used by every
         search: the release, its held-out folds, its frontier and its alternatives.
     hierarchies : mapping, optional
         Per observed column, a hierarchy file or :class:`Hierarchy`; built from the data else.
@@ -86,7 +87,7 @@ def find_release(
     frontier_epsilons : sequence of float, optional
         The frontier's epsilons (default: 0.25, 0.5, 1, 2, 3 and ``epsilon``).
     cache : SearchCache, optional
-        Reuse the count table and searches across calls on one ``frame`` (:mod:`~._reuse`).
+        Reuse the count table and searches across calls on one ``frame`` (:class:`SearchCache`).
 
     Examples
     --------

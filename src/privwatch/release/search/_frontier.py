@@ -1,8 +1,8 @@
 """The frontier of a release: information kept and records suppressed against epsilon.
 
 Each point is the release :func:`~privwatch.release.find_release` would give at its epsilon with
-every other option the user set (searched by a :class:`~privwatch.release._fitter.Fitter` from
-the same :class:`~privwatch.release._options.SearchOptions`).
+every other option the user set (searched by a :class:`~._one_search.Fitter` from
+the same :class:`~privwatch.release.search.SearchOptions`).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._fitter import Fit, Fitter, kept_information
+from ._global_recoding import FloatArray, Plan, ReleaseSpace
+from ._one_search import Fit, Fitter, kept_information
 from ._options import SearchOptions
-from ._search import FloatArray, Plan, ReleaseSpace
 
 __all__ = ["DEFAULT_EPSILONS", "frontier_points", "suppressed_share"]
 

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ._cells import (
+from ..cells import (
     CountTable,
     LiftBox,
     cell_counts,
@@ -34,8 +34,8 @@ from ._cells import (
     entropy_terms,
     group_rows,
 )
-from ._hierarchy import SUPPRESSED, Hierarchy
-from ._suppress import choose_suppression
+from ..hierarchies import SUPPRESSED, Hierarchy
+from ._suppression import choose_suppression
 
 __all__ = ["Plan", "ReleaseSpace", "finest_bound", "search_global"]
 

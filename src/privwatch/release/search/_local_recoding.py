@@ -13,7 +13,7 @@ With a minimum class size K, a child is valid only with at least K records, and 
 with K records or when it is released as ``*`` in every column (the suppressed cell, exempt);
 merging cells only makes them larger, so every released cell but the suppressed one holds K.
 The rows left as ``*`` in every column are suppressed records, and
-:class:`~privwatch.release._fitter.Fitter` keeps a refinement only when they stay within
+:class:`~._one_search.Fitter` keeps a refinement only when they stay within
 ``max_suppressed``.
 
 All partitions are split in the same round, vectorised over the tuple rows (one group-by per
@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ._cells import LiftBox, cell_counts, entropy_terms, group_rows
-from ._search import Plan, ReleaseSpace, cell_information
+from ..cells import LiftBox, cell_counts, entropy_terms, group_rows
+from ._global_recoding import Plan, ReleaseSpace, cell_information
 
 __all__ = ["refine_locally"]
 
@@ -96,7 +96,7 @@ def refine_locally(
     suppressed cell, ``min_class_size`` records (see module doc).
 
     The rows left as ``*`` in every column are the plan's suppressed rows
-    (:class:`~privwatch.release._search.Plan`); the caller checks them against
+    (:class:`~._global_recoding.Plan`); the caller checks them against
     ``max_suppressed``.
     """
     total = float(counts.sum())

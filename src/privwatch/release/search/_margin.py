@@ -2,7 +2,7 @@
 
 At the requested epsilon, the most informative release whose held-out check passes is
 returned: the search is run with the user's options, and, while its held-out check does not
-pass (:func:`~privwatch.release._verdict.held_out_fails`), again with a credible margin on every
+pass (:func:`~privwatch.release.heldout.held_out_fails`), again with a credible margin on every
 cell (:attr:`SearchOptions.confidence` in :data:`MARGINS`, each larger than the last): a cell
 must then meet epsilon with the credible bounds of its sensitive shares, so small cells, whose
 held-out posteriors stray furthest, are merged or suppressed. The first release that passes is
@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ._fitter import Fit, Fitter, kept_information
-from ._heldout import HeldOut
+from ..heldout import NOTHING_KEPT, HeldOut, held_out_fails
+from ._global_recoding import ReleaseSpace
+from ._one_search import Fit, Fitter, kept_information
 from ._options import SearchOptions
-from ._search import ReleaseSpace
-from ._verdict import NOTHING_KEPT, held_out_fails
 
 __all__ = ["MARGINS", "Searched", "search_to_pass"]
 

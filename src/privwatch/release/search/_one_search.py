@@ -2,7 +2,7 @@
 
 :class:`Fitter` is the only place a release is searched: on all records, on each held-out fold's
 training folds, at each frontier point and for each alternative, always from a whole
-:class:`~privwatch.release._options.SearchOptions`.
+:class:`~privwatch.release.search.SearchOptions`.
 """
 
 from __future__ import annotations
@@ -12,12 +12,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..exceptions import PrivwatchError
-from ._cells import LiftBox, cell_counts, group_rows
-from ._heldout import HeldOut, held_out_check
-from ._local import refine_locally
-from ._options import SearchOptions
-from ._search import (
+from ...exceptions import PrivwatchError
+from ..cells import LiftBox, cell_counts, group_rows
+from ..heldout import HeldOut
+from ._global_recoding import (
     FloatArray,
     Plan,
     ReleaseSpace,
@@ -26,6 +24,9 @@ from ._search import (
     release_cells,
     search_global,
 )
+from ._held_out import held_out_check
+from ._local_recoding import refine_locally
+from ._options import SearchOptions
 
 __all__ = ["Fit", "Fitter", "in_sample_check", "input_information", "kept_information"]
 
@@ -142,7 +143,7 @@ class Fitter:
 
     def held_out(self, rng: int) -> HeldOut:
         """This search's release checked on held-out records
-        (:func:`~privwatch.release._heldout.held_out_check`, its draws seeded by ``rng``),
+        (:func:`~._held_out.held_out_check`, its draws seeded by ``rng``),
         without searching each fold's training folds: those searches give only the plug-in
         figures (NaN here, null in leakage.json); the estimate, its interval and so the
         verdict are the same without them."""

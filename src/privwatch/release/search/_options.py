@@ -12,9 +12,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from .._validation import check_nonnegative, check_positive_int, check_probability
-from ..exceptions import ValidationError
-from ._cells import DISCLOSURES
+from ..._validation import check_nonnegative, check_positive_int, check_probability
+from ...exceptions import ValidationError
+from ..cells import DISCLOSURES
 
 __all__ = ["SearchOptions"]
 
@@ -33,7 +33,7 @@ class SearchOptions:
     max_suppressed : float
         The largest share of the records the search may release as ``*`` in every observed
         column, whichever step does it (the suppressed cell, the top of every hierarchy, local
-        recoding): :meth:`~privwatch.release._search.Plan.suppressed_records` counts them.
+        recoding): :meth:`~._global_recoding.Plan.suppressed_records` counts them.
     local : bool
         Also try local recoding of the global release's cells; the better one is released.
     confidence : float or None

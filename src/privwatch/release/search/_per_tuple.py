@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ._cells import LiftBox, cell_counts, first_rows, group_rows
-from ._search import FloatArray, IntArray, Plan, ReleaseSpace, release_cells
+from ..cells import LiftBox, cell_counts, first_rows, group_rows
+from ._global_recoding import FloatArray, IntArray, Plan, ReleaseSpace, release_cells
 
 __all__ = ["per_tuple_table", "record_tables", "unique_records"]
 
@@ -65,8 +65,8 @@ def unique_records(space: ReleaseSpace, plan: Plan, counts: FloatArray) -> int:
 
     Examples
     --------
-    >>> from privwatch.release._cells import CountTable
-    >>> from privwatch.release._hierarchy import auto_hierarchy
+    >>> from privwatch.release.cells import CountTable
+    >>> from privwatch.release import auto_hierarchy
     >>> df = pd.DataFrame({"x": list("aabcc"), "s": list("01010")})
     >>> hier = {"x": auto_hierarchy(df["x"], "x")}
     >>> table, _ = CountTable.from_frame(df, ["s"], ["x"], hier)

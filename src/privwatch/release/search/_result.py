@@ -7,8 +7,8 @@ from typing import Any
 
 import pandas as pd
 
-from ._heldout import HeldOut
-from ._hierarchy import Hierarchy
+from ..heldout import HeldOut
+from ..hierarchies import Hierarchy
 
 __all__ = ["ReleaseNotMetWarning", "ReleaseResult"]
 
@@ -21,12 +21,12 @@ class ReleaseNotMetWarning(UserWarning):
 class ReleaseResult:
     """A release with its in-sample guarantee, held-out figures and the search's frontier.
 
-    ``satisfied`` is False when one of ``reasons`` holds (:mod:`~privwatch.release._verdict`);
+    ``satisfied`` is False when one of ``reasons`` holds (:mod:`~privwatch.release.heldout`);
     ``alternatives`` then list the settings that were searched and checked the same way, each
     with its exact ``args`` and whether it is ``feasible``, strongest privacy first.
     ``confidence`` is the credible margin the release was found with (the user's, or raised
     until the held-out check passed); ``per_value`` what its guarantee promises about each
-    sensitive value (:mod:`~privwatch.release._protection`). ``released`` holds the
+    sensitive value (:mod:`~privwatch.release.cells._protection`). ``released`` holds the
     released observed values of every record (input order), ``records`` each record's risk,
     flags and advice, ``mapping`` one row per observed tuple with its released values (what an
     engine joins to label records). :meth:`to_dict` is the release part of ``leakage.json``.

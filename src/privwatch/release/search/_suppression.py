@@ -1,5 +1,5 @@
 """Which classes of a lattice node to suppress so that the merged suppressed cell meets epsilon
-too (:func:`choose_suppression`; the search of :mod:`~privwatch.release._search` calls it for
+too (:func:`choose_suppression`; the search of :mod:`~._global_recoding` calls it for
 every node)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ._cells import LiftBox, entropy_of_sizes, entropy_terms
+from ..cells import LiftBox, entropy_of_sizes, entropy_terms
 
 __all__ = ["choose_suppression"]
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from .._validation import check_positive_int, check_probability
-from ..exceptions import ValidationError
+from ..._validation import check_positive_int, check_probability
+from ...exceptions import ValidationError
 from ._options import SearchOptions
 
 __all__ = ["check_request"]

@@ -1,5 +1,5 @@
-"""report.apply_saved_mechanism: a saved generalisation applied to a new file, into a folder
-(the library function behind ``privwatch apply``), on real files."""
+"""release.generalisation.apply_saved_mechanism: a saved generalisation applied to a new file,
+into a folder (the library function behind ``privwatch apply``), on real files."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from privwatch.audit import file_sha256, run
 from privwatch.exceptions import TamperedFileError, ValidationError
-from privwatch.report._apply import APPLY_FILES, apply_saved_mechanism
+from privwatch.release.generalisation import APPLY_FILES, apply_saved_mechanism
 
 
 def _table(n: int = 400, seed: int = 3) -> pd.DataFrame:

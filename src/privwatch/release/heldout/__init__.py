@@ -1,0 +1,50 @@
+"""The held-out check of a release and the verdict rule: how much of the population falls in a
+released cell that breaks epsilon, with a 95 % interval, and whether the release is met.
+
+- ``_prior.py``: the empirical-Bayes model of each tuple's p(s | x) (ridge main effects and a
+  log-spline prior G of the tuples' spread around them);
+- ``_posterior.py``: the tuples' posteriors under one or several fitted priors;
+- ``_model.py``: :class:`HeldOutModel`, the model of one count table, fitted once and kept;
+- ``_evaluation.py``: one release's cells evaluated under the model, and the interval's draws;
+- ``_breach.py``: :class:`HeldOut` (the figures) and :func:`estimate_breach` for given cells;
+- ``_verdict.py``: the verdict rule (:func:`verdict_rule`, :func:`not_met_reasons`) and its
+  constants (:data:`TOLERANCE`, :data:`DRAWS`, :data:`REPLICATES`, :data:`NOTHING_KEPT`), used
+  by the search, its alternatives, the audit and ``privwatch check``.
+
+The check of a *searched* release (searched again on each fold's training folds) is
+:func:`privwatch.release.search.held_out_check`.
+"""
+
+from ._breach import HeldOut, estimate_breach, plugin_figures
+from ._model import HeldOutModel
+from ._verdict import (
+    DRAWS,
+    NOTHING_KEPT,
+    REPLICATES,
+    TOLERANCE,
+    VERDICTS,
+    Figures,
+    Request,
+    held_out_fails,
+    held_out_verdict,
+    not_met_reasons,
+    verdict_rule,
+)
+
+__all__ = [
+    "DRAWS",
+    "NOTHING_KEPT",
+    "REPLICATES",
+    "TOLERANCE",
+    "VERDICTS",
+    "Figures",
+    "HeldOut",
+    "HeldOutModel",
+    "Request",
+    "estimate_breach",
+    "held_out_fails",
+    "held_out_verdict",
+    "not_met_reasons",
+    "plugin_figures",
+    "verdict_rule",
+]
