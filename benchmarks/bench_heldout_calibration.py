@@ -4,8 +4,9 @@ Run: python benchmarks/bench_heldout_calibration.py [--seeds 20] [--n 5000 30000
      [--settings compas rare half edge gross] [--aim]
 
 ``--aim``: the search aims at the held-out verdict as the audit's does (a credible margin grown
-until the check passes, ``release._aim``), so the verdicts are the product's and each truth is
-that of the release the audit would publish (results in ``heldout_calibration_aim.json``).
+until the check passes, ``release/search/_margin.py``), so the verdicts are the product's and
+each truth is that of the release the audit would publish (results in
+``heldout_calibration_aim.json``).
 
 Each setting is a known joint pmf p(s, x) over a few categorical observed columns. Per seed, n
 records are drawn from it, ``find_release(df, "s", observed, epsilon=..., folds=5,
@@ -15,7 +16,7 @@ mapped to its released cell as the saved mechanism's ``apply`` maps it (a tuple 
 ``ReleaseResult.mapping`` to its released labels, any other tuple to ``*`` in every column),
 each cell's true p(s | cell) is compared with the true p(s) (|log-lift| > epsilon two-sided),
 and the masses of the breaking cells are summed. The held-out figures of the new estimator
-(``release._heldout``) and of the estimator it replaced (a Dirichlet((S/2) p(s)) posterior per
+(``release/heldout/``) and of the estimator it replaced (a Dirichlet((S/2) p(s)) posterior per
 held-out cell, copied below as the baseline and run on the same searches) are recorded with
 their verdicts under the rule MET iff the interval's upper end <= 0.05. On the COMPAS setting
 every seed is also checked with 10 folds (the same release) to see whether the verdict depends
@@ -42,16 +43,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-import privwatch.release._fitter as release_api  # where the search calls held_out_check
+import privwatch.release.search._one_search as release_api  # where the search calls held_out_check
 from privwatch.datasets import COMPAS_BINS, COMPAS_OBSERVED, load_compas
 from privwatch.preprocessing import bin_columns
 from privwatch.release import ReleaseNotMetWarning, find_release
-from privwatch.release._cells import CountTable, LiftBox, cell_counts
-from privwatch.release._heldout import HeldOut, held_out_check
-from privwatch.release._search import ReleaseSpace, release_cells
+from privwatch.release.cells import CountTable, LiftBox, cell_counts
+from privwatch.release.heldout import TOLERANCE, HeldOut
+from privwatch.release.search import held_out_check
+from privwatch.release.search._global_recoding import ReleaseSpace, release_cells
 
 RESULTS = Path(__file__).parent / "results"
-TOLERANCE = 0.05
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ Run: python benchmarks/bench_heldout_cost.py [--case small|large|both] [--repeat
 Synthetic count tables, shaped like an audit's (``CountTable``: tuples x sensitive values x
 folds), and synthetic releases (each tuple alone, merged with the tuples that share all but its
 last column, or suppressed, by its record count), timed through
-``release._heldout.estimate_breach`` (the held-out figures of a release whose fold releases are
+``release.heldout.estimate_breach`` (the held-out figures of a release whose fold releases are
 given; the searches are not timed). Cases:
 
 - ``small``: 100,000 tuples, ~1 M records, 4 sensitive values, 5 folds, ~50,000 cells;
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from privwatch.release._cells import CountTable, LiftBox
-from privwatch.release._heldout import estimate_breach
+from privwatch.release.cells import CountTable, LiftBox
+from privwatch.release.heldout import estimate_breach
 
 RESULTS = Path(__file__).parent / "results"
 CASES = {

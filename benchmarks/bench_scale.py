@@ -139,7 +139,7 @@ def release_hash(out: str) -> str:
 def job_audit(a: argparse.Namespace) -> dict[str, Any]:
     """The command line in-process, with timers around its steps."""
     import privwatch.engines as eng
-    import privwatch.release._fitter as fitter
+    import privwatch.release.search._one_search as fitter
     from privwatch.cli import app
 
     timers: dict[str, float] = {"count_s": 0.0, "label_s": 0.0, "held_out_s": 0.0}
