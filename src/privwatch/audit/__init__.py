@@ -15,6 +15,7 @@ Examples
 ('memory', 'pandas')
 """
 
+from ._caller import Caller
 from ._disclosure import ATTACK_REFERENCE, ATTACK_RISK_THRESHOLD, BAYES_REFERENCE
 from ._json import jsonable
 from ._leakage import LEAKAGE_KEYS, UTILITY_KEYS, explain_release, release_leakage, stable_leakage
@@ -57,6 +58,7 @@ __all__ = [
     "Audit",
     "AuditSpec",
     "Bundled",
+    "Caller",
     "EngineRoute",
     "MemoryRoute",
     "Route",

@@ -18,6 +18,7 @@ import pandas as pd
 from ..exceptions import ValidationError
 from ..release import Generalisation, ReleaseResult
 from ..watchdog import Watchdog
+from ._caller import Caller
 from ._json import jsonable
 from ._leakage import LEAKAGE_KEYS
 
@@ -65,6 +66,9 @@ class Audit:
     mechanism: pd.DataFrame | None = field(repr=False, default=None)
     written: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    #: Who ran the audit (:class:`~privwatch.audit.Caller`, set by :func:`~privwatch.audit.run`
+    #: and replaced by the command line): the report's words and the command reproducing it.
+    caller: Caller | None = field(repr=False, default=None)
 
     @property
     def satisfied(self) -> bool:

@@ -6,6 +6,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from ._caller import Caller
 from ._plan import plan
 from ._result import Audit
 from ._route import Step
@@ -59,4 +60,5 @@ def run(
         result.warnings.append({"category": key[0], "message": key[1]})
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     result.leakage["warnings"] = list(result.warnings)
+    result.caller = Caller.python(spec, source, out)
     return result

@@ -16,12 +16,12 @@ from typing import Any
 
 import typer
 
-from ..audit import AuditSpec, Bundled, plan, run
+from ..audit import AuditSpec, Bundled, Caller, plan, run
 from ..exceptions import PrivwatchError, ValidationError
 from ..release.heldout import TOLERANCE
 from ..report import check_writable, write_audit
 from ._audit_options import DEFAULT_MAX_LEVELS, Data, Opt
-from ._flags import to_flags
+from ._flags import command_line, to_flags
 from ._io import console, fail, load_config, writes_or_leaves_nothing
 from ._print import print_audit, summary_json
 from ._progress import progress
@@ -51,7 +51,7 @@ def _source(o: dict[str, Any]) -> Any:
     return str(o["data"])
 
 
-def _audit(o: dict[str, Any], talk: bool) -> tuple[Any, list[Path], Path]:
+def _audit(o: dict[str, Any], talk: bool, command: str) -> tuple[Any, list[Path], Path]:
     spec = spec_from_options(o)
     source = _source(o)
     route = plan(spec, source)
@@ -68,6 +68,7 @@ def _audit(o: dict[str, Any], talk: bool) -> tuple[Any, list[Path], Path]:
         with warnings.catch_warnings():  # kept in result.warnings; print_audit shows them
             warnings.simplefilter("ignore")
             result = run(spec, source, out=target, progress=step)
+        result.caller = Caller(command, to_flags, "command line")  # the report speaks flags
         step("writing the outputs")
         written = write_audit(result, target, overwrite=True, records=spec.records)
         if o["save_mechanism_to"] is not None:
@@ -124,7 +125,7 @@ def audit_command(
         return
     talk = not (o["quiet"] or o["as_json"])
     with writes_or_leaves_nothing(Path(o["out"])):
-        result, written, target = _audit(o, talk)
+        result, written, target = _audit(o, talk, command_line("audit", ctx.command.params, o))
     seconds = time.perf_counter() - t0
     names = [p.name for p in written]
     if o["as_json"]:

@@ -16,13 +16,13 @@ from typing import Annotated, Any
 
 import typer
 
-from ..audit import Audit
+from ..audit import Audit, Caller
 from ..check import check
 from ..release.heldout import TOLERANCE
 from ..report import check_writable, checks_note, fmt, pct, write_audit
 from ._audit_options import Opt
 from ._checks_lines import classic_line
-from ._flags import to_flags
+from ._flags import command_line, to_flags
 from ._io import console, writes_or_leaves_nothing
 from ._print import _release_rows, figures, say, summary_json
 
@@ -98,6 +98,7 @@ def _print_aligned(result: Audit, proposed: bool) -> None:
 
 
 def check_command(
+    ctx: typer.Context,
     original: Annotated[Path, typer.Argument(help="The original table the release was made from.")],
     release: Annotated[Path, typer.Argument(help="The release (or synthetic table) to check.")],
     sensitive: Opt.sensitive = None,
@@ -131,6 +132,8 @@ def check_command(
             warnings.simplefilter("ignore")
             result = check(original, release, key=key, synthetic=synthetic,
                            control=control, **options)  # fmt: skip
+        command = command_line("check", ctx.command.params, ctx.params)
+        result.caller = Caller(command, to_flags, "command line")  # the report speaks flags
         written = write_audit(result, out, overwrite=True)
     seconds = time.perf_counter() - t0
     names = [p.name for p in written]

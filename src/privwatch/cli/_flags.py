@@ -8,9 +8,11 @@ Library messages name parameters in backticks (`max_suppressed`, `disclosure`='p
 from __future__ import annotations
 
 import re
+import shlex
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-__all__ = ["ON_ONLY", "PARAM_FLAGS", "args_to_flags", "flag", "to_flags"]
+__all__ = ["ON_ONLY", "PARAM_FLAGS", "args_to_flags", "command_line", "flag", "to_flags"]
 
 #: Parameters whose flag is not ``--`` + the name with dashes.
 PARAM_FLAGS = {
@@ -90,3 +92,52 @@ def args_to_flags(args: dict[str, Any]) -> str:
                 f"`{name}`={value:.4g}" if isinstance(value, float) else f"`{name}`={value}"
             )
     return to_flags(" ".join(parts))
+
+
+#: Options that change what is printed or whether a folder may be replaced, not the result:
+#: left out of the command that reproduces a run.
+NOT_REPRODUCED = ("quiet", "as_json", "overwrite", "config")
+
+
+def _same(value: Any, default: Any) -> bool:
+    if value is None or value == default:
+        return True
+    return isinstance(value, list | tuple) and not value and not default
+
+
+def command_line(
+    command: str,
+    params: Sequence[Any],
+    values: Mapping[str, Any],
+    leave_out: Collection[str] = NOT_REPRODUCED,
+) -> str:
+    """The ``privwatch COMMAND ...`` line that gives ``values`` (a parsed command line, a
+    ``--config`` file merged in): its arguments, then each option that differs from its
+    default, spelled as the command's parser (``params``, click parameters) declares it and
+    quoted for a POSIX shell.
+
+    >>> import typer
+    >>> from typer.main import get_command
+    >>> app = typer.Typer()
+    >>> @app.command()
+    ... def go(data: str, epsilon: float = 1.0, local: bool = True, quiet: bool = False) -> None:
+    ...     pass
+    >>> params = get_command(app).params
+    >>> command_line("audit", params, {"data": "my data.csv", "epsilon": 0.5, "local": False,
+    ...                                "quiet": True})
+    "privwatch audit 'my data.csv' --epsilon 0.5 --no-local"
+    """
+    words = ["privwatch", command]
+    for p in params:
+        if p.name in leave_out or p.name not in values:
+            continue
+        value = values[p.name]
+        if p.param_type_name == "argument":
+            words += [] if value is None else [str(value)]
+        elif p.is_flag:
+            if bool(value) != bool(p.default):
+                words.append(p.opts[0] if value else p.secondary_opts[0])
+        elif not _same(value, p.default):
+            for item in value if p.multiple else [value]:
+                words += [p.opts[0], str(item)]
+    return " ".join(shlex.quote(w) for w in words)

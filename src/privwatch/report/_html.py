@@ -12,6 +12,7 @@ import jinja2
 import numpy as np
 import pandas as pd
 
+from ..audit import Caller
 from ._figures import risk_counts
 from ._words import GLOSSARY, MEASURE_NAMES, fmt, pct, pct_ci
 
@@ -64,9 +65,30 @@ def _args(args: dict[str, Any], base: dict[str, Any]) -> str:
                     for k, v in changed.items())  # fmt: skip
 
 
+#: How to keep the generalisation for new records, in each caller's language (the command
+#: line's flag is written by the caller's words: cli/_flags.py).
+SAVE_STEP = {
+    "command line": "save it with `save_mechanism`=M.json (added to the command at the top of "
+    "this report, which reproduces this audit), then privwatch apply M.json NEW.csv.",
+    "python": 'save it with `result.generalisation().save("M.json")`, then release new records '
+    'with `privwatch.release.Generalisation.load("M.json").apply(new)`.',
+}
+
+
+def _caller(result: Audit) -> Caller:
+    """Who ran the audit (a Python caller without a command when nobody said)."""
+    return result.caller if result.caller is not None else Caller(command="")
+
+
 def next_steps(result: Audit) -> list[str]:
     """Up to three next steps: publish (when met), else the feasible alternatives, strongest
-    privacy first, each with the exact options that give it."""
+    privacy first, each with the exact options that give it, in the words of whoever ran the
+    audit (:class:`privwatch.audit.Caller`: Python keywords or command-line flags)."""
+    words = _caller(result).words
+    return [words(step) for step in _steps(result)]
+
+
+def _steps(result: Audit) -> list[str]:
     found = result.found
     if found is None:
         return [
@@ -84,8 +106,7 @@ def next_steps(result: Audit) -> list[str]:
     if found.satisfied:
         return [
             "Publish release.csv, and release next month's records through the same "
-            "generalisation: save it with `save_mechanism`=M.json, then privwatch apply "
-            "M.json NEW.csv."
+            "generalisation: " + SAVE_STEP.get(_caller(result).language, SAVE_STEP["python"])
         ]
     feasible = [a for a in found.alternatives if a["feasible"]]
     steps = [
@@ -203,7 +224,7 @@ def _findings(result: Audit) -> dict[str, Any] | None:
     )
     out: dict[str, Any] = {
         "met": found.satisfied,
-        "reasons": found.reasons,
+        "reasons": [_caller(result).words(r) for r in found.reasons],
         "words": result.leakage["guarantee_in_words"],
         "method": found.method,
         "information": fmt(found.information_nats, 3),
@@ -301,6 +322,7 @@ def render_report(result: Audit, images: Path, max_rows: int = 25) -> str:
         SETTING_NAMES.get(k, k.replace("_", " ")): _setting(v) for k, v in result.settings.items()
     }
     counts = risk_counts(result.risk, result.risk_weight)
+    caller = _caller(result)
     html: str = template.render(
         findings=_findings(result),
         checked=result.found is not None and result.found.method == "external",
@@ -310,9 +332,10 @@ def render_report(result: Audit, images: Path, max_rows: int = 25) -> str:
         counts={k: f"{v:,}" for k, v in counts.items()},
         settings=settings,
         stamp=result.stamp,
-        warnings=result.warnings,
+        warnings=[{**w, "message": caller.words(w["message"])} for w in result.warnings],
+        command=caller.command,
         epsilon=fmt(result.epsilon, 3),
-        epsilon_reason=result.epsilon_reason,
+        epsilon_reason=caller.words(result.epsilon_reason),
         watchdog_level=fmt(float(g.get("effective_epsilon", math.nan)), 3),
         watchdog_delta=pct(float(g.get("breach_probability", 0.0))) if g else "-",
         guarantee_words=wd.guarantee_.explain() if wd else result.leakage["guarantee_in_words"],
