@@ -4,6 +4,9 @@
   ``audit.toml``);
 - :func:`plan`: the route (in memory, an engine, a streamed learned estimator) and why;
 - :class:`Route`: measure (count or score), decide, label — the three routes implement it;
+- :class:`ReleaseMethod`: what the audit releases (the generalisation search, the (epsilon,
+  delta) watchdog, the learned watchdog), by name in :data:`METHODS`; :func:`choose_method`
+  picks one from the spec, and the route's decide hands it the measurements;
 - :func:`run`: the audit, returning one :class:`Audit` whose :meth:`Audit.to_dict` is
   ``leakage.json`` on every route.
 
@@ -19,8 +22,11 @@ from ._caller import Caller
 from ._disclosure import ATTACK_REFERENCE, ATTACK_RISK_THRESHOLD, BAYES_REFERENCE
 from ._json import jsonable
 from ._leakage import LEAKAGE_KEYS, UTILITY_KEYS, explain_release, release_leakage, stable_leakage
+from ._method import AuditView, Decision, Measured, ReleaseMethod, SavedMechanism
+from ._method_search import search_rows
 from ._plan import MEMORY_ONLY, plan
 from ._prepare import MISSING_POLICIES, prepare_table
+from ._registry import METHODS, choose_method, method_for
 from ._result import ROUTES, Audit
 from ._route import Bundled, Route, Step
 from ._route_engine import RECORDS_FILE, EngineRoute, propose_epsilon, public_source
@@ -48,6 +54,7 @@ __all__ = [
     "ESTIMATORS",
     "LEAKAGE_KEYS",
     "MEMORY_ONLY",
+    "METHODS",
     "MISSING_POLICIES",
     "PROPOSAL_GRID",
     "RECORDS_FILE",
@@ -57,19 +64,26 @@ __all__ = [
     "UTILITY_KEYS",
     "Audit",
     "AuditSpec",
+    "AuditView",
     "Bundled",
     "Caller",
+    "Decision",
     "EngineRoute",
+    "Measured",
     "MemoryRoute",
+    "ReleaseMethod",
     "Route",
+    "SavedMechanism",
     "Step",
     "StreamRoute",
+    "choose_method",
     "estimate_log_lift",
     "explain_release",
     "file_sha256",
     "joint_sensitive",
     "jsonable",
     "make_stamp",
+    "method_for",
     "plan",
     "prepare_table",
     "privwatch_version",
@@ -78,6 +92,7 @@ __all__ = [
     "read_config",
     "release_leakage",
     "run",
+    "search_rows",
     "settings_record",
     "stable_leakage",
     "tradeoff_curve",

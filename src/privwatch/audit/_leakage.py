@@ -1,10 +1,10 @@
-r"""``Audit.leakage``: one documented set of keys on every route of the audit.
+r"""``Audit.leakage``: one documented set of keys on every route and release method.
 
-The audit has three routes: the release search (plug-in estimator, no ``delta``), the
-(epsilon, delta) watchdog (plug-in, ``delta`` given) and the record-level watchdog (a learned
-log-lift estimator). Whatever the route, ``leakage`` has exactly the keys of
-:data:`LEAKAGE_KEYS`; a value that does not apply to the route is ``None``, never a missing key.
-The ``utility`` sub-dictionary likewise always has the keys of :data:`UTILITY_KEYS`.
+Each release method (:data:`privwatch.audit.METHODS`: the release search, the (epsilon, delta)
+watchdog, the record-level watchdog of a learned estimator) writes its section through
+:func:`stable_leakage`, so that ``leakage`` has exactly the keys of :data:`LEAKAGE_KEYS`; a
+value that does not apply to the method or route is ``None``, never a missing key. The
+``utility`` sub-dictionary likewise always has the keys of :data:`UTILITY_KEYS`.
 """
 
 from __future__ import annotations
@@ -16,14 +16,12 @@ import pandas as pd
 
 from ..measures import leakage_report
 from ..release import ReleaseResult, explain_protection
-from ..watchdog import Watchdog
 
 __all__ = [
     "LEAKAGE_KEYS",
     "UTILITY_KEYS",
     "explain_release",
-    "leakage_of_search",
-    "leakage_of_watchdog",
+    "release_joint",
     "release_leakage",
     "stable_leakage",
 ]
@@ -66,64 +64,20 @@ def stable_leakage(leakage: dict[str, Any], utility: dict[str, Any]) -> dict[str
     return out
 
 
-def leakage_of_search(
-    wd: Watchdog, found: ReleaseResult, sensitive: pd.Series, released: pd.DataFrame
-) -> dict[str, Any]:
-    """The release-search route: the release's guarantee, held-out check, frontier, and the
-    exact leakage of the observed columns (before) and of the released cells (after)."""
-    leakage = found.to_dict()
-    leakage["guarantee_in_words"] = explain_release(found, str(sensitive.name))
-    leakage["before"] = wd.leakage_before_.to_dict()
-    leakage["after"] = release_leakage(sensitive, released).to_dict()
-    flagged = found.records["flagged"].to_numpy()
-    utility = {
-        "information_nats": found.information_nats,
-        "information_input_nats": found.information_input_nats,
-        "flagged_probability": float(flagged.mean()) if flagged.size else 0.0,
-    }
-    return stable_leakage(leakage, utility)
-
-
-def leakage_of_watchdog(
-    wd: Watchdog,
-    delta: float | None,
-    sensitive: pd.Series,
-    log_lift: np.ndarray,
-    *,
-    plugin: bool,
-) -> dict[str, Any]:
-    """The watchdog routes: (epsilon, delta) on the plug-in joint, or (``plugin=False``)
-    record-level scores of a learned estimator, whose leakage after release is not measured."""
-    reached = wd.guarantee_.breach_probability <= (delta or 0.0) + 1e-12
-    leakage: dict[str, Any] = {
-        "status": "met" if reached else "not_met",
-        "reasons": []
-        if reached
-        else [
-            f"the (epsilon, delta) algorithm reaches a breach probability of "
-            f"{wd.guarantee_.breach_probability:.3g}, above the requested delta {delta or 0.0:g}"
-        ],
-        "guarantee": wd.guarantee_.to_dict(),
-        "guarantee_in_words": wd.guarantee_.explain(),
-    }
-    if plugin:
-        leakage["before"] = wd.leakage_before_.to_dict()
-        leakage["after"] = wd.leakage_after_.to_dict()
-    else:
-        codes = pd.Index(wd.sensitive_labels_).get_indexer(sensitive)
-        estimate = float(np.mean(log_lift[np.arange(len(codes)), codes]))
-        leakage["before"] = {"mutual_information_estimate": estimate}
-        leakage["after"] = None
-    return stable_leakage(leakage, wd.utility_.to_dict())
-
-
-def release_leakage(sensitive: pd.Series, released: pd.DataFrame) -> Any:
-    """Exact leakage measures of the released cells about the sensitive column."""
+def release_joint(sensitive: pd.Series, released: pd.DataFrame) -> np.ndarray:
+    """``p[s, cell]`` of released records: sensitive values in sorted order, released cells
+    (tuples of ``released``, as text) in order of first appearance."""
     cells = pd.factorize(pd.MultiIndex.from_frame(released.astype(str)))[0]
     s_codes = pd.factorize(sensitive, sort=True)[0]
     p = np.zeros((int(s_codes.max()) + 1, int(cells.max()) + 1))
     np.add.at(p, (s_codes, cells), 1.0)
-    return leakage_report(p / p.sum())
+    out: np.ndarray = p / p.sum()
+    return out
+
+
+def release_leakage(sensitive: pd.Series, released: pd.DataFrame) -> Any:
+    """Exact leakage measures of the released cells about the sensitive column."""
+    return leakage_report(release_joint(sensitive, released))
 
 
 def explain_release(found: ReleaseResult, name: str) -> str:

@@ -4,7 +4,10 @@ Every route (in memory, in an engine, streamed through a learned estimator) retu
 :class:`Audit`; :meth:`Audit.to_dict` is the content of ``leakage.json`` and validates against
 the one schema :data:`privwatch.report.SCHEMA`. Fields that only the in-memory route can fill
 (the records, the fitted watchdog) are ``None`` elsewhere; the verdict, the guarantee and the
-figures are the same keys on every route (:data:`LEAKAGE_KEYS`).
+figures are the same keys on every route (:data:`LEAKAGE_KEYS`). ``release_method`` is the
+release method that decided (:class:`~privwatch.audit.ReleaseMethod`): it gives the rows of
+figures the printer and the report show (:meth:`Audit.rows`) and the mechanism
+``save_mechanism`` saves (:meth:`Audit.mechanism`).
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ValidationError
-from ..release import Generalisation, ReleaseResult
+from ..release import ReleaseResult
 from ..watchdog import Watchdog
 from ._caller import Caller
 from ._json import jsonable
 from ._leakage import LEAKAGE_KEYS
+from ._method import NO_MECHANISM, ReleaseMethod, SavedMechanism
 
 __all__ = ["ROUTES", "Audit"]
 
@@ -63,12 +67,13 @@ class Audit:
     log_lift: np.ndarray | None = field(repr=False, default=None)
     data: pd.DataFrame | None = field(repr=False, default=None)
     input_rows: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, np.int64))
-    mechanism: pd.DataFrame | None = field(repr=False, default=None)
     written: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
     #: Who ran the audit (:class:`~privwatch.audit.Caller`, set by :func:`~privwatch.audit.run`
     #: and replaced by the command line): the report's words and the command reproducing it.
     caller: Caller | None = field(repr=False, default=None)
+    #: The release method that decided (None: a release made elsewhere, judged by ``check``).
+    release_method: ReleaseMethod | None = field(repr=False, default=None)
 
     @property
     def satisfied(self) -> bool:
@@ -92,24 +97,34 @@ class Audit:
             raise AttributeError("`flagged` is kept per record by the in-memory route only.")
         return self.scores["flagged"].to_numpy()
 
-    def generalisation(self) -> Generalisation:
-        """The fitted generalisation as a mechanism to save and apply to new records
-        (:class:`privwatch.release.Generalisation`; the in-memory release search only)."""
-        if self.found is None or self.mechanism is None:
-            raise ValidationError(
-                "`save_mechanism` needs an audit with a searched release of records in memory "
-                "(the plug-in route: `estimator`='plugin', no `delta`); got an audit without one."
-            )
-        sensitive = self.settings["sensitive"]  # a list when several are scored jointly
-        return Generalisation.from_release(
-            self.found,
-            sensitive=sensitive if isinstance(sensitive, str) else "+".join(sensitive),
-            observed=self.settings["observed"],
-            bins=self.settings.get("bins"),
-            table=self.mechanism,
-            input_name=self.stamp.get("input_name"),
-            input_sha256=self.stamp.get("input_sha256"),
-        )
+    @property
+    def method(self) -> str | None:
+        """The name of the release method that decided (``"search"``, ``"relaxed"``,
+        ``"watchdog"``: :data:`~privwatch.audit.METHODS`), None for a release made elsewhere."""
+        return None if self.release_method is None else self.release_method.name
+
+    def rows(self) -> list[tuple[str, str]]:
+        """The figures of the release as (label, value) rows, as the command line prints them
+        (the release method's; none without one)."""
+        return [] if self.release_method is None else self.release_method.rows(self)
+
+    def report_rows(self) -> list[tuple[str, str]]:
+        """The figures of the release as (label, value) rows, as the report shows them."""
+        return [] if self.release_method is None else self.release_method.report_rows(self)
+
+    def mechanism(self) -> SavedMechanism:
+        """The release method's mechanism, to save (``save_mechanism``) and apply to new records
+        (``privwatch apply``): the fitted :class:`privwatch.release.Generalisation` of the
+        in-memory release search. Raises ValidationError with the reason for a method that has
+        none (the watchdogs, whose log-lift is not kept) or a release not in memory."""
+        if self.release_method is None:
+            raise ValidationError(NO_MECHANISM)
+        return self.release_method.mechanism(self)
+
+    def generalisation(self) -> SavedMechanism:
+        """:meth:`mechanism` by the search's name for it: the fitted
+        :class:`privwatch.release.Generalisation` of an in-memory release search."""
+        return self.mechanism()
 
     def to_dict(self) -> dict[str, Any]:
         """The content of ``leakage.json`` (JSON types; schema :data:`privwatch.report.SCHEMA`)."""

@@ -6,24 +6,27 @@ Three routes implement it (:func:`privwatch.audit.plan` picks one):
 - ``engine``: the records stay in DuckDB, Polars, Spark or a database; only the count table
   (one row per observed tuple, sensitive value and fold) comes to Python;
 - ``stream``: a learned log-lift estimator trains on Parquet batches it streams itself.
+
+What a route releases is not its own choice: its ``decide`` hands the measurements
+(:class:`~privwatch.audit.Measured`) to the release method
+:func:`~privwatch.audit.method_for` picks from the spec (:data:`~privwatch.audit.METHODS`),
+and labels the records with the method's :class:`~privwatch.audit.Decision`.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ._method import Step
 from ._spec import AuditSpec
 
 if TYPE_CHECKING:
     from ._result import Audit
 
 __all__ = ["Bundled", "Route", "Step"]
-
-Step = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -35,9 +38,10 @@ class Bundled:
 
 class Route(abc.ABC):
     """One way to run an audit: :meth:`measure` (count or score the records), :meth:`decide`
-    (epsilon, the release and its verdict) and :meth:`label` (every record's release, and the
-    one :class:`~privwatch.audit.Audit`); :meth:`run` calls them in order. ``engine`` and
-    ``reason`` say which engine does the work and why."""
+    (epsilon, then the release method's decision: the release and its verdict) and
+    :meth:`label` (every record's release, and the one :class:`~privwatch.audit.Audit`);
+    :meth:`run` calls them in order. ``engine`` and ``reason`` say which engine does the work
+    and why."""
 
     name: ClassVar[str]
     #: Steps :meth:`run` reports through its ``step`` callback (for a progress bar's length).
@@ -56,7 +60,9 @@ class Route(abc.ABC):
 
     @abc.abstractmethod
     def decide(self, spec: AuditSpec, measured: Any, step: Step) -> Any:
-        """Epsilon, the release and its verdict, from the measurements."""
+        """Epsilon (given or proposed), then the release and its verdict: the
+        :class:`~privwatch.audit.Decision` of the release method
+        :func:`~privwatch.audit.method_for` picks, from the measurements."""
 
     @abc.abstractmethod
     def label(

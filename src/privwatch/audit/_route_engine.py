@@ -2,10 +2,11 @@
 
 The records stay in DuckDB, Polars, Spark, a database or a Parquet lake. measure: one group-by
 in the engine (:func:`privwatch.engines.count_table`, held-out folds from row positions);
-decide: epsilon proposed from the count table when not given (:func:`propose_epsilon`) and the
-release search on the count table (:func:`privwatch.release.find_release`); label: one join in
-the engine (:func:`privwatch.engines.label_records`) that writes every record with its row
-position, released values, risk and flags.
+decide: epsilon proposed from the count table when not given (:func:`propose_epsilon`), then
+the release method :func:`~privwatch.audit.method_for` picks, on the count table (the release
+search, :func:`privwatch.release.find_release`: the one method that runs here); label: one join
+in the engine (:func:`privwatch.engines.label_records`) of the decision's mapping, which writes
+every record with its row position, released values, risk and flags.
 """
 
 from __future__ import annotations
@@ -20,15 +21,15 @@ import pandas as pd
 
 from .. import engines
 from ..exceptions import ValidationError
-from ..measures import leakage_report, log_lift
-from ..release import ReleaseResult
+from ..measures import log_lift
 from ..watchdog import tradeoff
-from ._leakage import explain_release, stable_leakage
+from ._method import Decision, Measured, ReleaseMethod, check_route
+from ._registry import method_for
 from ._result import Audit
 from ._route import Route, Step
 from ._spec import AuditSpec
 from ._stamp import make_stamp
-from ._steps import TARGET_LOSS, ReleaseSearch, search_release, spec_settings
+from ._steps import TARGET_LOSS, ReleaseSearch, spec_settings
 
 __all__ = ["RECORDS_FILE", "EngineRoute", "propose_epsilon", "public_source"]
 
@@ -138,15 +139,15 @@ class _Counted:
 @dataclass
 class _Decided:
     counted: _Counted
-    epsilon: float
-    reason: str
     curve: pd.DataFrame
-    found: ReleaseResult
-    joint: np.ndarray
+    method: ReleaseMethod
+    decision: Decision
+    leakage: dict[str, Any]
 
 
 class EngineRoute(Route):
-    """Count in the engine, search on the count table, label in the engine."""
+    """Count in the engine, decide on the count table (the release method), label in the
+    engine."""
 
     name = "engine"
     steps = 5
@@ -181,12 +182,26 @@ class EngineRoute(Route):
         epsilon, reason, curve = propose_epsilon(joint)
         if spec.epsilon is not None:
             epsilon, reason = float(spec.epsilon), "given by the user"
-        step("searching the most informative release")
-        search = ReleaseSearch(c.counts, c.sensitive, c.observed, spec, counts_column="count")
-        found, epsilon, reason = search_release(
-            search, float(epsilon), reason, spec.epsilon is None
-        )
-        return _Decided(c, float(epsilon), reason, curve, found, joint)
+        weight = c.counts["count"].to_numpy(dtype=np.float64)
+        s_code = _codes(c.counts, c.sensitive)
+
+        def released_joint(released: pd.DataFrame) -> np.ndarray:
+            cells = _codes(released.reset_index(drop=True), c.observed)
+            after = np.zeros((s_code.max() + 1, cells.max() + 1))
+            np.add.at(after, (s_code, cells), weight)
+            out: np.ndarray = after / after.sum()
+            return out
+
+        table = Measured(
+            self.name, "+".join(c.sensitive), list(c.sensitive), c.observed, float(epsilon),
+            reason, joint=joint,
+            search=ReleaseSearch(c.counts, c.sensitive, c.observed, spec, counts_column="count"),
+            released_joint=released_joint, weight=weight,
+        )  # fmt: skip
+        method = method_for(spec)
+        check_route(method, self.name)
+        decision = method.decide(spec, table, step)
+        return _Decided(c, curve, method, decision, method.leakage(spec, table, decision))
 
     def label(
         self, spec: AuditSpec, source: Any, decided: _Decided, out: Path | None, step: Step
@@ -199,33 +214,25 @@ class EngineRoute(Route):
         written = None
         if spec.records and (target is not None or not to_file):
             step("labelling every record in the engine")
+            if d.decision.mapping is None:
+                raise ValidationError(
+                    f"the release method {d.method.name!r} gives no mapping of observed tuples "
+                    "to label the records in an engine."
+                )
             engines.label_records(
-                source, d.found.mapping, c.observed, out=target, engine=c.engine,
+                source, d.decision.mapping, c.observed, out=target, engine=c.engine,
                 table=spec.table, write_table=None if to_file else spec.write_table,
             )  # fmt: skip
             written = str(target) if target is not None else f"table {spec.write_table}"
         return self._audit(spec, source, d, written)
 
     def _audit(self, spec: AuditSpec, source: Any, d: _Decided, written: str | None) -> Audit:
-        c, found = d.counted, d.found
+        c, dec = d.counted, d.decision
+        assert dec.flags is not None and dec.risk is not None
         weight = c.counts["count"].to_numpy(dtype=np.float64)
-        s_code = _codes(c.counts, c.sensitive)
-        cells = _codes(found.released.reset_index(drop=True), c.observed)
         name = "+".join(c.sensitive)
         sens = c.sensitive[0] if len(c.sensitive) == 1 else list(c.sensitive)  # as in memory
         shares = _shares(c.counts, c.sensitive, weight, name)
-        after = np.zeros((s_code.max() + 1, cells.max() + 1))
-        np.add.at(after, (s_code, cells), weight)
-        flagged = found.records["flagged"].to_numpy(dtype=bool)
-        leakage = found.to_dict()
-        leakage["guarantee_in_words"] = explain_release(found, name)
-        leakage["before"] = leakage_report(d.joint).to_dict()
-        leakage["after"] = leakage_report(after / after.sum()).to_dict()
-        utility = {
-            "information_nats": found.information_nats,
-            "information_input_nats": found.information_input_nats,
-            "flagged_probability": float(weight[flagged].sum() / weight.sum()),
-        }
         n = int(weight.sum())
         missing = {k: int(v) for k, v in c.counts.attrs["missing"].items()}
         summary = {
@@ -233,20 +240,21 @@ class EngineRoute(Route):
             "n_dropped_missing": sum(missing.values()) if spec.missing == "drop" else 0,
             "sensitive": sens, "observed": c.observed,
             "sensitive_counts": {str(k): int(v) for k, v in (shares * n).round().items()},
-            "n_flagged": int(weight[flagged].sum()), "n_suppressed": found.suppressed_records,
+            "n_flagged": int(weight[dec.flags].sum()), **dec.summary,
             "n_observed_symbols": len(c.counts[c.observed].drop_duplicates()),
         }  # fmt: skip
         stamp = make_stamp(None, n, len(c.sensitive) + len(c.observed))
         stamp["input_name"] = public_source(source)
         return Audit(
             route=self.name, engine=c.engine, route_reason=c.engine_reason,
-            settings=spec_settings(spec, sens, c.observed, d.epsilon, engine=self.engine,
+            settings=spec_settings(spec, sens, c.observed, dec.epsilon, engine=self.engine,
                                    table=spec.table),
             summary=summary,
-            epsilon=d.epsilon, epsilon_reason=d.reason,
-            leakage=stable_leakage(leakage, utility), stamp=stamp, tradeoff=d.curve,
-            risk=found.records["risk"].to_numpy(dtype=np.float64), risk_weight=weight,
-            found=found, written=written, details={"missing": missing},
+            epsilon=dec.epsilon, epsilon_reason=dec.epsilon_reason,
+            leakage=d.leakage, stamp=stamp, tradeoff=d.curve,
+            risk=dec.risk, risk_weight=weight,
+            found=dec.found, written=written, details={"missing": missing},
+            release_method=d.method,
         )  # fmt: skip
 
 

@@ -1,10 +1,11 @@
 """The in-memory route: the records in pandas, every estimator, the full report.
 
 measure: prepare the records, fit the log-lift estimator once, the tradeoff curve;
-decide: epsilon (given or proposed), the watchdog threshold, and on the plug-in route without
-``delta`` the most informative generalisation that meets epsilon-lift privacy
-(:func:`privwatch.release.find_release`); label: every record's scores and release, the classic
-measures and the inference attack. The named steps are in :mod:`privwatch.audit._steps`.
+decide: epsilon (given or proposed from the curve), then the release method
+:func:`~privwatch.audit.method_for` picks (the generalisation search, the (epsilon, delta)
+watchdog or the record-level watchdog: :data:`privwatch.audit.METHODS`); label: every record's
+scores and release, the classic measures and the method's attack. The named steps are in
+:mod:`privwatch.audit._steps`.
 """
 
 from __future__ import annotations
@@ -19,26 +20,24 @@ import pandas as pd
 from ..datasets import COMPAS_BINS, COMPAS_OBSERVED, load_compas
 from ..engines import read_table
 from ..exceptions import ValidationError
-from ..release import ReleaseResult
 from ..watchdog import Watchdog
-from ._disclosure import attack_section, classic_section, mapping_table
-from ._leakage import leakage_of_search, leakage_of_watchdog
+from ._disclosure import classic_section
+from ._leakage import release_joint
+from ._method import Decision, Measured, ReleaseMethod, check_route
 from ._prepare import prepare_rows, resolve_columns
+from ._registry import method_for
 from ._result import Audit
 from ._route import Bundled, Route, Step
 from ._spec import AuditSpec
 from ._stamp import make_stamp
 from ._steps import (
     ReleaseSearch,
-    adopt_search,
     choose_epsilon,
     estimate_log_lift,
     joint_sensitive,
     resolve_estimator,
-    search_release,
     spec_settings,
     tradeoff_curve,
-    watchdog_release,
 )
 
 __all__ = ["BUNDLED", "MemoryRoute"]
@@ -69,16 +68,10 @@ class _Measured:
 @dataclass
 class _Decided:
     measured: _Measured
-    epsilon: float
-    reason: str
-    watchdog: Watchdog
-    log_lift: np.ndarray
-    scores: pd.DataFrame
-    flags: np.ndarray
-    release: pd.DataFrame
-    found: ReleaseResult | None
+    table: Measured
+    method: ReleaseMethod
+    decision: Decision
     leakage: dict[str, Any]
-    search: ReleaseSearch
 
 
 def _read(spec: AuditSpec, source: Any) -> tuple[AuditSpec, pd.DataFrame, Path | None]:
@@ -146,30 +139,21 @@ class MemoryRoute(Route):
         epsilon, reason = spec.epsilon, "given by the user"
         if epsilon is None:
             epsilon, reason = choose_epsilon(m.curve, m.plugin)
-        step("fitting the watchdog and releasing")
-        wd, scores, score_frame, flags, release = watchdog_release(
-            m.probe, m.frame, float(epsilon), spec.delta, spec.epsilon_max
-        )
-        search = ReleaseSearch(
-            self._search_frame(m), list(m.components) if m.components else m.sensitive,
-            m.cols, spec,
+        labels = m.frame[m.sensitive]
+        table = Measured(
+            self.name, m.sensitive, list(m.components) if m.components else [m.sensitive],
+            m.cols, float(epsilon), reason, joint=m.probe.joint_.p if m.plugin else None,
+            search=ReleaseSearch(
+                self._search_frame(m), list(m.components) if m.components else m.sensitive,
+                m.cols, spec,
+            ),
+            released_joint=lambda released: release_joint(labels, released),
+            records=m.frame, probe=m.probe,
         )  # fmt: skip
-        found = None
-        if m.plugin and spec.delta is None:
-            step("searching the most informative release")
-            found, epsilon, reason = search_release(
-                search, float(epsilon), reason, spec.epsilon is None
-            )
-            release, score_frame, flags = adopt_search(found, m.frame, m.cols, score_frame)
-            leakage = leakage_of_search(wd, found, m.frame[m.sensitive], release)
-        else:
-            leakage = leakage_of_watchdog(
-                wd, spec.delta, m.frame[m.sensitive], scores.log_lift, plugin=m.plugin
-            )
-        return _Decided(
-            m, float(epsilon), reason, wd, scores.log_lift, score_frame, flags, release,
-            found, leakage, search,
-        )  # fmt: skip
+        method = method_for(spec)
+        check_route(method, self.name)
+        decision = method.decide(spec, table, step)
+        return _Decided(m, table, method, decision, method.leakage(spec, table, decision))
 
     @staticmethod
     def _search_frame(m: _Measured) -> pd.DataFrame:
@@ -181,63 +165,62 @@ class MemoryRoute(Route):
     def label(
         self, spec: AuditSpec, source: Any, decided: _Decided, out: Path | None, step: Step
     ) -> Audit:
-        d, m = decided, decided.measured
-        sens_cols = list(m.components) if m.components else [m.sensitive]
+        d, m, dec = decided, decided.measured, decided.decision
+        assert dec.scores is not None and dec.release is not None and dec.risk is not None
         if m.spec.checks and m.plugin:
-            self._checks(d, sens_cols, step)
-        settings = spec_settings(m.spec, _sensitive(m), m.cols, d.epsilon, bins=m.spec.bins)
+            self._checks(d, step)
+        settings = spec_settings(m.spec, _sensitive(m), m.cols, dec.epsilon, bins=m.spec.bins)
         return Audit(
             route=self.name,
             engine=self.engine,
             route_reason=self.reason,
             settings=settings,
             summary=_summary(m, d),
-            epsilon=d.epsilon,
-            epsilon_reason=d.reason,
+            epsilon=dec.epsilon,
+            epsilon_reason=dec.epsilon_reason,
             leakage=d.leakage,
             stamp=make_stamp(m.source_path, *m.shape),
             tradeoff=m.curve,
-            risk=d.scores["risk"].to_numpy(),
-            risk_weight=np.ones(len(d.scores)),
-            found=d.found,
-            watchdog=d.watchdog,
-            scores=d.scores,
-            release=d.release,
-            log_lift=d.log_lift,
+            risk=dec.risk,
+            risk_weight=np.ones(len(dec.scores)),
+            found=dec.found,
+            watchdog=dec.watchdog,
+            scores=dec.scores,
+            release=dec.release,
+            log_lift=dec.log_lift,
             data=m.frame,
             input_rows=m.input_rows,
-            mechanism=None if d.found is None else mapping_table(m.frame, d.found.released, m.cols),
+            release_method=d.method,
         )
 
     @staticmethod
-    def _checks(d: _Decided, sens_cols: list[str], step: Step) -> None:
-        m = d.measured
+    def _checks(d: _Decided, step: Step) -> None:
+        """The classic measures of the release, and the method's attack on it."""
+        m, table, dec = d.measured, d.table, d.decision
+        assert table.search is not None and dec.release is not None
         step("computing the classic disclosure measures")
-        source = d.search.source
-        d.leakage["classic"] = classic_section(source, d.release, sens_cols, m.cols)
-        if d.found is None:
-            return
-        step("attacking the release (inference with a control set)")
-        eps = d.epsilon
-        d.leakage["attack"] = attack_section(
-            source, d.found, sens_cols, m.cols,
-            lambda part: d.search(eps, final=False, data=part), rng=m.spec.seed,
-        )  # fmt: skip
+        d.leakage["classic"] = classic_section(
+            table.search.source, dec.release, table.sensitive_columns, m.cols
+        )
+        attack = d.method.attack(m.spec, table, dec, step)
+        if attack is not None:
+            d.leakage["attack"] = attack
 
 
 def _summary(m: _Measured, d: _Decided) -> dict[str, Any]:
+    dec = d.decision
+    assert dec.flags is not None
     summary: dict[str, Any] = dict(m.counts)
     summary.update(
         n_records=len(m.frame),
         sensitive=_sensitive(m),
         sensitive_counts={str(k): int(v) for k, v in m.frame[m.sensitive].value_counts().items()},
         observed=m.cols,
-        n_flagged=int(d.flags.sum()),
+        n_flagged=int(dec.flags.sum()),
     )
-    if m.plugin:
-        summary["n_observed_symbols"] = int(d.watchdog.joint_.p.shape[1])
-    if d.found is not None:
-        summary["n_suppressed"] = d.found.suppressed_records
+    if d.table.joint is not None:
+        summary["n_observed_symbols"] = int(d.table.joint.shape[1])
+    summary.update(dec.summary)
     return summary
 
 

@@ -10,7 +10,10 @@ scored **cross-fitted** — by a network that did not train on it
 :math:`\max_s |\hat i(s, x)|` exceeds epsilon, and released with its observed values, or with
 every observed value replaced by a marker when flagged (the flagged records merged into one
 released value). The guarantee is :func:`privwatch.watchdog.flagged_set_guarantee` of the
-counts: an estimate, not a proof, since the log-lift is learned.
+counts: an estimate, not a proof, since the log-lift is learned. What is released is the
+release method ``watchdog``'s (:mod:`privwatch.audit._method_watchdog`, through
+:func:`~privwatch.audit.method_for`): its decision gives the threshold this route flags at while
+it labels, and its section of leakage.json follows from the counts of that pass.
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ import pandas as pd
 from ..engines import parquet_files, write_parquet_frames
 from ..estimators import ClassifierLift, DVLift, cross_fit_source
 from ..exceptions import ValidationError
-from ..watchdog import Guarantee, flagged_set_guarantee, safe_marker
-from ._leakage import stable_leakage
+from ..watchdog import safe_marker
+from ._method import Decision, Measured, ReleaseMethod, check_route
+from ._registry import method_for
 from ._result import Audit
 from ._route import Route, Step
 from ._spec import AuditSpec
@@ -71,6 +75,14 @@ class _Trained:
     fitted: Any
     model: Any
     files: list[str]
+
+
+@dataclass
+class _Decided:
+    trained: _Trained
+    table: Measured
+    method: ReleaseMethod
+    decision: Decision
 
 
 @dataclass
@@ -118,13 +130,24 @@ class StreamRoute(Route):
         fitted = cross_fit_source(model, str(source), sens, obs, folds=spec.folds, seed=spec.seed)
         return _Trained(fitted, model, files)
 
-    def decide(self, spec: AuditSpec, measured: _Trained, step: Step) -> _Trained:
+    def decide(self, spec: AuditSpec, measured: _Trained, step: Step) -> _Decided:
         # epsilon is the user's (required on this route); a record is flagged where its
-        # cross-fitted risk exceeds it, which happens while the records are scored (label)
-        return measured
+        # cross-fitted risk exceeds the decision's epsilon, while the records are scored (label)
+        basis = (
+            f"estimated by {type(measured.model).__name__} on streamed records, cross-fitted "
+            f"({spec.folds} folds)"
+        )
+        sens, obs = str(spec.sensitive[0]), list(spec.observed or ())  # type: ignore[index]
+        table = Measured(
+            self.name, sens, [sens], obs, float(spec.epsilon),  # type: ignore[arg-type]
+            "given by the user", scorer=measured, basis=basis,
+        )  # fmt: skip
+        method = method_for(spec)
+        check_route(method, self.name)
+        return _Decided(measured, table, method, method.decide(spec, table, step))
 
     def label(
-        self, spec: AuditSpec, source: Any, decided: _Trained, out: Path | None, step: Step
+        self, spec: AuditSpec, source: Any, decided: _Decided, out: Path | None, step: Step
     ) -> Audit:
         path = Path(spec.write_table) if spec.write_table else None
         if path is None and not spec.records:  # scored and counted, not written
@@ -143,25 +166,13 @@ class StreamRoute(Route):
         return self._audit(spec, source, decided, scored, path)
 
     def _audit(
-        self, spec: AuditSpec, source: Any, t: _Trained, sc: _Scored, path: Path | None = None
+        self, spec: AuditSpec, source: Any, d: _Decided, sc: _Scored, path: Path | None = None
     ) -> Audit:
         n = int(sc.counts.sum())
-        eps = float(spec.epsilon)  # type: ignore[arg-type]  # required by plan()
-        basis = (
-            f"estimated by {type(t.model).__name__} on streamed records, cross-fitted "
-            f"({spec.folds} folds)"
-        )
-        g = flagged_set_guarantee(sc.counts, sc.flagged, sc.kept_risk, eps, basis)
-        met = g.breach_probability <= 1e-12
-        leakage = {
-            "status": "met" if met else "not_met",
-            "reasons": [] if met else _reasons(g, int(sc.flagged.sum()), eps),
-            "alternatives": [] if met else _alternatives(g),
-            "guarantee": g.to_dict(),
-            "guarantee_in_words": g.explain(),
-            "before": {"mutual_information_estimate": sc.own_log_lift / n},
-        }
-        sens, obs = str(spec.sensitive[0]), list(spec.observed or ())  # type: ignore[index]
+        dec = d.decision
+        dec.tally = sc
+        eps = dec.epsilon
+        sens, obs = d.table.sensitive, d.table.observed
         summary = {
             "n_records": n, "n_input": n, "n_dropped_missing": 0, "sensitive": sens,
             "observed": obs, "n_flagged": int(sc.flagged.sum()),
@@ -174,8 +185,8 @@ class StreamRoute(Route):
             route=self.name, engine="stream", route_reason=self.reason,
             settings=spec_settings(spec, sens, obs, eps, search=False), summary=summary,
             epsilon=eps,
-            epsilon_reason="given by the user",
-            leakage=stable_leakage(leakage, {"flagged_probability": float(sc.flagged.sum() / n)}),
+            epsilon_reason=dec.epsilon_reason,
+            leakage=d.method.leakage(spec, d.table, dec),
             stamp=stamp, risk=risk, risk_weight=np.ones(len(risk)),
             written=None if path is None else str(path),
             details={
@@ -183,32 +194,8 @@ class StreamRoute(Route):
                 "scoring": f"cross-fitted, {spec.folds} folds (privwatch.engines.fold_of of the "
                 "row)",
             },
+            release_method=d.method,
         )  # fmt: skip
-
-
-def _reasons(g: Guarantee, n_flagged: int, epsilon: float) -> list[str]:
-    return [
-        f"the {n_flagged:,} flagged records, merged into one released value, still "
-        f"reveal the sensitive value: their log-lift reaches {g.randomized_epsilon:.3g} "
-        f"nats > epsilon {epsilon:g}, for {g.breach_probability:.3g} of the records",
-    ]
-
-
-def _alternatives(g: Guarantee) -> list[dict[str, Any]]:
-    """Not checked: the streamed route cannot search a release; the advice is said as such."""
-    eps = float(g.randomized_epsilon)
-    return [
-        {
-            "epsilon": eps, "disclosure": "both", "changed": "epsilon",
-            "args": {"epsilon": eps}, "information_nats": None, "held_out": None,
-            "feasible": False, "unprotected": [],
-            "description": (
-                f"a larger epsilon (at least {eps:.3g} nats; not checked), or "
-                "`estimator`='plugin', whose release search generalises and suppresses with an "
-                "exact in-sample guarantee and a held-out check"
-            ),
-        }
-    ]  # fmt: skip
 
 
 #: Record risks kept for the risk figure (every k-th record beyond this many).
@@ -229,18 +216,18 @@ def _keep_sample(sc: _Scored, risk: np.ndarray) -> None:
 
 
 def _score_and_write(
-    spec: AuditSpec, source: str, t: _Trained, path: Path | None = None
+    spec: AuditSpec, source: str, d: _Decided, path: Path | None = None
 ) -> _Scored:
-    """One pass over the records: score (cross-fitted), flag, count and write them (to
-    ``path``; not written when it is None)."""
-    sens, obs = str(spec.sensitive[0]), list(spec.observed or ())  # type: ignore[index]
+    """One pass over the records: score (cross-fitted), flag at the decision's epsilon, count
+    and write them (to ``path``; not written when it is None)."""
+    t, sens, obs = d.trained, d.table.sensitive, d.table.observed
     labels = list(t.fitted.sensitive_labels)
     position = {str(v): j for j, v in enumerate(labels)}
     sc = _Scored(
         labels, np.zeros(len(labels), np.int64), np.zeros(len(labels), np.int64), 0.0, 0.0,
         _markers(t.fitted.members, obs), [],
     )  # fmt: skip
-    eps = float(spec.epsilon)  # type: ignore[arg-type]
+    eps = d.decision.epsilon
 
     def labelled() -> Iterator[pd.DataFrame]:
         for frame in t.fitted.score_batches(source, keep=[sens, *obs], read_rows=READ_ROWS):

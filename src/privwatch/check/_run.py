@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..audit import (
+    METHODS,
     Audit,
     AuditSpec,
     estimate_log_lift,
@@ -118,6 +119,7 @@ def _aligned(spec: AuditSpec, original: pd.DataFrame, release: pd.DataFrame,
         found=found, watchdog=wd, scores=scores, release=aligned.released,
         data=aligned.original, input_rows=np.arange(n),
         details={"check": check_details(aligned, fixed, judged)},
+        release_method=METHODS["search"],  # judged as a generalisation: the search's figures
     )  # fmt: skip
     return {"observed": aligned.observed}, audit
 

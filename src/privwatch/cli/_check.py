@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..audit import Audit, Caller
+from ..audit import Audit, Caller, search_rows
 from ..check import check
 from ..release.heldout import TOLERANCE
 from ..report import check_writable, checks_note, fmt, pct, write_audit
@@ -24,7 +24,7 @@ from ._audit_options import Opt
 from ._checks_lines import classic_line
 from ._flags import command_line, to_flags
 from ._io import console, writes_or_leaves_nothing
-from ._print import _release_rows, figures, say, summary_json
+from ._print import figures, say, summary_json
 
 __all__ = ["check_command"]
 
@@ -82,7 +82,7 @@ def _print_aligned(result: Audit, proposed: bool) -> None:
     _verdict(result, "the release meets the requested guarantee.")
     say(result.leakage["guarantee_in_words"])
     c = result.details["check"]
-    rows = _release_rows(found, found.n_records)
+    rows = search_rows(found, found.n_records)
     rows.insert(3, ("released cells", f"{c['cells']:,}"))
     rows.append(("records not listed in the release", f"{c['records_not_listed']:,}"))
     rows.append(

@@ -1,7 +1,8 @@
 """What the audit prints: findings first (verdict in colour and words), then the figures.
 
-One printer for the one :class:`~privwatch.audit.Audit`, whichever the route; library text is
-passed through :func:`~privwatch.cli._flags.to_flags`.
+One printer for the one :class:`~privwatch.audit.Audit`, whichever the route and the release
+method: the figures are the method's rows (:meth:`~privwatch.audit.Audit.rows`); library text
+is passed through :func:`~privwatch.cli._flags.to_flags`.
 """
 
 from __future__ import annotations
@@ -11,8 +12,7 @@ from typing import Any
 from rich.table import Table
 
 from ..audit import Audit, jsonable
-from ..release import ReleaseResult
-from ..report import checks_note, fmt, next_steps, pct, pct_ci
+from ..report import checks_note, fmt, next_steps
 from ._checks_lines import attack_lines, classic_line
 from ._flags import args_to_flags, to_flags
 from ._io import console, err_console
@@ -54,64 +54,6 @@ def figures(title: str, rows: list[tuple[str, str]]) -> None:
     console.print(table)
 
 
-def _release_rows(found: ReleaseResult, n: int) -> list[tuple[str, str]]:
-    rows = [
-        ("records", f"{n:,}"),
-        ("epsilon, disclosure", f"{fmt(found.epsilon, 3)} nats, {found.disclosure}"),
-        ("release", f"{found.method} recoding"),
-        (
-            "information kept",
-            f"{found.information_nats:.2f} of {found.information_input_nats:.2f} nats",
-        ),
-        ("records suppressed", f"{found.suppressed_records:,} of {n:,}"),
-        ("unique records (k = 1)", f"{found.unique_records:,} of {n:,}"),
-        ("worst log-lift, in-sample", f"{fmt(found.max_log_lift, 3)} nats (exact)"),
-    ]
-    held = found.held_out
-    if held is not None:
-        lo, hi = held.breach_probability_ci
-        rows.append(
-            (
-                "held-out breach probability",
-                f"{pct(held.breach_probability, (hi - lo) / 2)} (95 % {pct_ci(lo, hi)})",
-            )
-        )
-    return rows
-
-
-def _watchdog_rows(result: Audit) -> list[tuple[str, str]]:
-    g = result.leakage["guarantee"]
-    n, s = result.summary["n_records"], result.summary
-    estimated = " (estimated)" if result.route == "stream" else ""
-    rows = [
-        ("records", f"{n:,}"),
-        ("epsilon (threshold)", f"{fmt(result.epsilon, 3)} nats"),
-        ("flagged records", f"{s['n_flagged']:,} of {n:,}"),
-        ("lift-privacy level of the release", f"{fmt(g['effective_epsilon'], 3)} nats{estimated}"),
-        ("breach probability (delta)", pct(g["breach_probability"])),
-    ]
-    before, after = result.leakage["before"], result.leakage["after"]
-    if "mutual_information" in before and after:
-        rows.append(
-            (
-                "mutual information before -> after",
-                f"{fmt(before['mutual_information'], 3)} -> "
-                f"{fmt(after['mutual_information'], 3)} nats",
-            )
-        )
-    if "mutual_information_estimate" in before:
-        rows.append(
-            (
-                "mutual information, estimated",
-                f"{fmt(before['mutual_information_estimate'], 3)} nats",
-            )
-        )
-    value = result.leakage["utility"].get("utility_mi")
-    if value is not None:
-        rows.append(("information kept", f"{fmt(float(value), 3)} nats"))
-    return rows
-
-
 def print_audit(result: Audit, proposed: bool) -> None:
     """The verdict first (in colour and words), the next steps, then the figures."""
     for w in result.warnings:
@@ -129,11 +71,7 @@ def print_audit(result: Audit, proposed: bool) -> None:
         console.print("[bold]Next steps:[/]")
         for i, step in enumerate(next_steps(result), 1):
             say(f"  {i}. {step}")
-    rows = (
-        _release_rows(found, int(result.summary["n_records"]))
-        if found is not None
-        else _watchdog_rows(result)
-    )
+    rows = result.rows()
     if result.written is not None:
         rows.append(("scores and release written to", result.written))
     if "markers" in result.details:

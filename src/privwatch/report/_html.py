@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import math
+import re
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -226,17 +227,7 @@ def _findings(result: Audit) -> dict[str, Any] | None:
         "met": found.satisfied,
         "reasons": [_caller(result).words(r) for r in found.reasons],
         "words": result.leakage["guarantee_in_words"],
-        "method": found.method,
-        "information": fmt(found.information_nats, 3),
-        "information_input": fmt(found.information_input_nats, 3),
-        "information_global": fmt(found.information_global_nats, 3),
-        "information_local": fmt(found.information_local_nats, 3),
-        "suppressed": f"{found.suppressed_records:,} of {n:,}",
-        "unique": f"{found.unique_records:,} of {n:,}",
         "n": f"{n:,}",
-        "worst": fmt(found.max_log_lift, 3),
-        "epsilon": fmt(found.epsilon, 3),
-        "disclosure": "two-sided" if found.disclosure == "both" else "positive only",
         "steps": next_steps(result),
         "alternatives": [a["description"] for a in found.alternatives],
         "per_value": [
@@ -276,6 +267,24 @@ def _findings(result: Audit) -> dict[str, Any] | None:
             "tolerance": pct(result.settings.get("held_out_tolerance", 0.05)),
         }
     return out
+
+
+#: Glossary terms, longest first: a row's label links to the first it contains.
+_TERMS = sorted(GLOSSARY, key=len, reverse=True)
+
+
+def _figure_rows(result: Audit) -> list[dict[str, Any]]:
+    """The release method's rows of figures (:meth:`privwatch.audit.Audit.report_rows`), each
+    label split around the glossary term it contains (the longest), for the report's table."""
+    rows = []
+    for label, value in result.report_rows():
+        hit = next((m for t in _TERMS if (m := re.search(rf"\b{re.escape(t)}\b", label))), None)
+        term = "" if hit is None else hit.group(0)
+        before, after = (label, "") if hit is None else (label[: hit.start()], label[hit.end() :])
+        number = bool(re.match(r"[-+]?\d", value))  # right-aligned, like the other tables
+        rows.append({"before": before, "term": term, "after": after, "value": value,
+                     "num": number})  # fmt: skip
+    return rows
 
 
 def _top_flagged(result: Audit, max_rows: int) -> list[dict[str, Any]]:
@@ -325,6 +334,8 @@ def render_report(result: Audit, images: Path, max_rows: int = 25) -> str:
     caller = _caller(result)
     html: str = template.render(
         findings=_findings(result),
+        figure_rows=_figure_rows(result),
+        method_title="" if result.release_method is None else result.release_method.title,
         checked=result.found is not None and result.found.method == "external",
         summary=result.summary,
         n=n,
