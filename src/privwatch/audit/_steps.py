@@ -1,13 +1,17 @@
-"""The named steps of the audit (:class:`privwatch.audit.MemoryRoute` calls them in order).
+"""The named steps of the audit, in the order an in-memory audit takes them (1-4 in
+:class:`privwatch.audit.MemoryRoute`'s measure and decide, 5-7 in the release methods'
+decide: :mod:`privwatch.audit._method_search`, ``_method_watchdog``, ``_method_relaxed``).
 
 1. :func:`joint_sensitive` — several sensitive columns become one joint tuple column;
 2. :func:`resolve_estimator` — the log-lift estimator behind ``estimator=NAME``;
 3. :func:`estimate_log_lift` — fit the watchdog once at epsilon = inf, score every record;
 4. :func:`tradeoff_curve` and :func:`choose_epsilon` — the curve, and the proposed epsilon;
-5. :func:`watchdog_release` — threshold the fitted scores at epsilon, flag and release;
+5. :func:`watchdog_release` — threshold the fitted scores at epsilon, flag and release (every
+   method on records in memory);
 6. :class:`ReleaseSearch` and :func:`search_release` — the most informative generalisation
-   (plug-in route without ``delta``); with no epsilon given, the smallest epsilon whose release
-   is met and keeps most of the information (:func:`propose_release`);
+   (the method ``search``, on the records or an engine's count table); with no epsilon given,
+   the smallest epsilon whose release is met and keeps most of the information
+   (:func:`propose_release`);
 7. :func:`adopt_search` — the searched release replaces the watchdog's, record by record.
 """
 
