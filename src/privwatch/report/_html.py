@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..audit import Caller
+from ..release.heldout import TOLERANCE, verdict_rule
 from ._figures import risk_counts
 from ._words import GLOSSARY, MEASURE_NAMES, fmt, pct, pct_ci
 
@@ -258,13 +259,14 @@ def _findings(result: Audit) -> dict[str, Any] | None:
     }
     if held is not None:
         lo, hi = held.breach_probability_ci
+        tolerance = float(result.settings.get("held_out_tolerance", TOLERANCE))
         out["held"] = {
             "folds": held.folds,
             "breach": pct(held.breach_probability, (hi - lo) / 2),
             "breach_ci": pct_ci(lo, hi),
             "breach_plugin": pct(held.breach_probability_plugin),
-            "ok": hi <= result.settings.get("held_out_tolerance", 0.05),
-            "tolerance": pct(result.settings.get("held_out_tolerance", 0.05)),
+            "ok": verdict_rule((lo, hi), tolerance) == "met",
+            "tolerance": pct(tolerance),
         }
     return out
 
