@@ -31,15 +31,8 @@ COMMON_FILES = ("frontier.csv", "leakage.json", "tradeoff.png", "lift.png", "rep
 #: The records of the in-memory route (the engine and streamed routes write them as they go,
 #: to ``release.parquet``: :data:`privwatch.audit.RECORDS_FILE`).
 RECORD_FILES = ("scores.csv", "release.csv")
-OUTPUT_FILES = (
-    "scores.csv",
-    "release.csv",
-    "frontier.csv",
-    "leakage.json",
-    "tradeoff.png",
-    "lift.png",
-    "report.html",
-)
+#: Every file of an in-memory audit, in the order it is written.
+OUTPUT_FILES = (*RECORD_FILES, *COMMON_FILES)
 
 
 def leakage_payload(result: Audit) -> dict[str, Any]:
