@@ -41,7 +41,10 @@ def _names(value: str | Sequence[str] | None, name: str) -> tuple[str, ...] | No
     items = value.split(",") if isinstance(value, str) else list(value)
     if not items or not all(isinstance(c, str) and c.strip() for c in items):
         raise ValidationError(f"`{name}` must name at least one column; got {value!r}.")
-    return tuple(c.strip() for c in items)
+    names = tuple(c.strip() for c in items)
+    if len(set(names)) < len(names):
+        raise ValidationError(f"`{name}` must name each column once; got {value!r}.")
+    return names
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,9 @@ class AuditSpec:
         self._validate()
 
     def _validate(self) -> None:
+        both = [c for c in self.observed or () if c in (self.sensitive or ())]
+        if both:
+            raise ValidationError(f"`observed` must not contain a sensitive column; got {both}.")
         if self.epsilon is not None:
             check_positive(self.epsilon, "epsilon")
         if self.delta is not None:
@@ -225,8 +231,8 @@ def read_config(path: str | Path) -> dict[str, Any]:
     ``max-suppressed`` spelt ``max_suppressed``."""
     try:
         raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ValidationError(
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, TypeError) as exc:
+        raise ValidationError(  # TypeError: not a path at all (None, a number)
             f"`config` must be a readable TOML file; got {str(path)!r} ({exc})."
         ) from None
     table = raw.get("audit", raw) if isinstance(raw.get("audit"), dict) else raw

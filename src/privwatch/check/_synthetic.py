@@ -168,6 +168,11 @@ def synthetic_audit(
             )
     if control is not None:
         _columns(original, control, sens, obs, None)
+        for s in sens:
+            if s not in control.columns:
+                raise ValidationError(
+                    f"`control` must hold the sensitive column {s!r}, as the original does."
+                )
     cols = [*obs, *sens]
     orig, syn = _text(original, cols), _text(synthetic, cols)
     ctl = None if control is None else _text(control, cols)
@@ -175,6 +180,8 @@ def synthetic_audit(
     worst = max(a["max_log_lift_on_original"] for a in fig["attributes"].values())
     epsilon = spec.epsilon if spec.epsilon is not None else worst
     reasons = _reasons(fig, spec.epsilon, spec.held_out_tolerance)
+    # control records whose observed values the attacker's table (the synthetic one) never holds
+    unseen = 0 if ctl is None else int((~_keys(ctl[obs]).isin(_keys(syn[obs]))).sum())
     leakage: dict[str, Any] = {
         "status": "not_met" if reasons else "met",
         "reasons": reasons,
@@ -201,6 +208,7 @@ def synthetic_audit(
             "generator never saw (control)",
             "n_targets": len(orig),
             "n_control": len(control),
+            "control_unseen_tuples": unseen,
             "attributes": fig["attack"],
         },
     }

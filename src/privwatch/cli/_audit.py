@@ -51,6 +51,31 @@ def _source(o: dict[str, Any]) -> Any:
     return str(o["data"])
 
 
+def _check_save_path(path: Path, source: Any, overwrite: bool) -> None:
+    """Refuse, before any work, a path the mechanism cannot be saved to (the audit's outputs
+    would be written and the command would then fail), the input file itself, and an existing
+    file unless ``overwrite`` (as for the output folder)."""
+    if path.is_dir():
+        raise ValidationError(
+            f"`save_mechanism` must be a file to write (e.g. M.json), not a folder; got "
+            f"{str(path)!r}."
+        )
+    if not path.parent.is_dir():
+        raise ValidationError(
+            f"`save_mechanism` must be a file in an existing folder; got {str(path)!r}."
+        )
+    if isinstance(source, str) and path.exists() and path.resolve() == Path(source).resolve():
+        raise ValidationError(
+            f"`save_mechanism` must not be the input file (it would be overwritten); got "
+            f"{str(path)!r}."
+        )
+    if path.exists() and not overwrite:
+        raise ValidationError(
+            f"`save_mechanism` must be a new file; got {str(path)!r}, which exists: pass "
+            "`overwrite`=True to replace it."
+        )
+
+
 def _audit(o: dict[str, Any], talk: bool, command: str) -> tuple[Any, list[Path], Path]:
     spec = spec_from_options(o)
     source = _source(o)
@@ -60,6 +85,8 @@ def _audit(o: dict[str, Any], talk: bool, command: str) -> tuple[Any, list[Path]
             f"`save_mechanism` needs the records in memory; it is not available when auditing "
             f"in the {route.engine} engine ({route.reason})."
         )
+    if o["save_mechanism_to"] is not None:
+        _check_save_path(Path(o["save_mechanism_to"]), source, bool(o["overwrite"]))
     target = Path(o["out"])
     check_writable(target, bool(o["overwrite"]))
     if talk:

@@ -8,10 +8,8 @@ from typing import Annotated
 
 import typer
 
-from ..exceptions import PrivwatchError
 from ..release.generalisation import apply_saved_mechanism
-from ._io import console, fail
-from ._signals import Terminated, sigterm_raises
+from ._io import console, fail, writes_or_leaves_nothing
 
 
 def apply_command(
@@ -29,19 +27,10 @@ def apply_command(
     ] = False,
 ) -> None:
     """Release new records through a fitted generalisation (values never seen: '*')."""
-    try:
-        with sigterm_raises():
-            batch = apply_saved_mechanism(
-                mechanism, data, out, overwrite=overwrite, sep=sep, encoding=encoding
-            )
-    except (Terminated, KeyboardInterrupt):
-        raise typer.Exit(130) from None
-    except PrivwatchError as exc:
-        fail(str(exc))
-        return
-    except OSError as exc:
-        fail(f"could not write the outputs to {out}: {exc}.")
-        return
+    with writes_or_leaves_nothing(out):  # an error: one line, exit 2, no folder left behind
+        batch = apply_saved_mechanism(
+            mechanism, data, out, overwrite=overwrite, sep=sep, encoding=encoding
+        )
     n, unseen = batch.summary["n_records"], batch.summary["n_unseen"]
     if as_json:
         typer.echo(json.dumps(batch.summary, indent=2))

@@ -29,6 +29,7 @@ PARAM_FLAGS = {
     "source": "DATA",
     "data": "DATA",
     "path": "DATA",
+    "mechanism": "MECHANISM",
     "dataset": "--dataset",
     "config": "--config",
     "specs": "--bins",

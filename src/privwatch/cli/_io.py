@@ -70,6 +70,9 @@ def writes_or_leaves_nothing(out: Path) -> Iterator[None]:
         if isinstance(exc, PrivwatchError):
             fail(str(exc))
         fail(f"could not write the outputs to {out}: {exc}; nothing was left there.")
+    except Exception:  # a bug: its traceback is shown, and still nothing is left behind
+        remove_if_empty()
+        raise
 
 
 def _as_cli_list(name: str, value: Any) -> list[str]:

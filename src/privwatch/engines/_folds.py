@@ -19,8 +19,8 @@ _A2, _C2 = 1664525, 1013904223
 
 
 def _check(folds: int, seed: int) -> None:
-    if isinstance(folds, bool) or not isinstance(folds, int | np.integer) or folds < 2:
-        raise ValidationError(f"`folds` must be an integer >= 2; got {folds!r}.")
+    if isinstance(folds, bool) or not isinstance(folds, int | np.integer) or not 2 <= folds < _M:
+        raise ValidationError(f"`folds` must be an integer in [2, 2**31); got {folds!r}.")
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < _M:
         raise ValidationError(f"`seed` must be an integer in [0, 2**31); got {seed!r}.")
 

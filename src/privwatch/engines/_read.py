@@ -178,6 +178,10 @@ def read_table(
     >>> read_table(f).shape
     (2, 2)
     """
+    if sep is not None and (not isinstance(sep, str) or len(sep) != 1 or sep in '\r\n"'):
+        raise ValidationError(
+            f"`sep` must be one character that separates the fields of a CSV line; got {sep!r}."
+        )
     p, kind = _checked_file(path, encoding)
     if kind in ("csv", "jsonl"):
         _check_text(p, encoding)

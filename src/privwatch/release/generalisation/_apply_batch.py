@@ -15,7 +15,7 @@ from typing import Any
 
 from ..._files import check_writable, file_sha256, staged_files
 from ...engines import read_table
-from ...exceptions import ValidationError
+from ...exceptions import TamperedFileError, ValidationError
 from ._applied_release import AppliedRelease
 from ._mechanism import Generalisation
 
@@ -120,7 +120,10 @@ def apply_saved_mechanism(
         )
     target = Path(out)
     check_writable(target, overwrite)
-    mech = Generalisation.load(mechanism)
+    try:
+        mech = Generalisation.load(mechanism)
+    except TamperedFileError as exc:  # the file reader names its `path`: here the mechanism
+        raise TamperedFileError(str(exc).replace("`path`", "`mechanism`", 1)) from None
     frame = read_table(data, sep=sep, encoding=encoding)
     applied = mech.apply(frame)
     summary = _summary(Path(mechanism), Path(data), mech, applied)

@@ -331,8 +331,12 @@ class Generalisation(FiniteMechanism):
         (a temporary file beside it, then renamed)."""
         p = Path(path)
         tmp = p.with_name(p.name + ".tmp")
-        write_model(tmp, MECHANISM_KIND, self.to_state(), {})
-        tmp.replace(p)
+        try:
+            write_model(tmp, MECHANISM_KIND, self.to_state(), {})
+            tmp.replace(p)
+        except BaseException:  # no temporary file left behind (a folder at ``path``, a full disk)
+            tmp.unlink(missing_ok=True)
+            raise
         return p
 
     @classmethod

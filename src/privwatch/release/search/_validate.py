@@ -29,7 +29,7 @@ def check_request(
             raise ValidationError(f"`folds` must be 0 (no held-out check) or >= 2; got {folds}.")
     check_probability(held_out_tolerance, "held_out_tolerance")
     sens = [sensitive] if isinstance(sensitive, str) else list(sensitive)
-    useful = [options.useful] if options.useful else []
+    useful = [] if options.useful is None else [options.useful]  # "" is a missing column too
     missing = [c for c in [*sens, *observed, *useful] if c not in frame.columns]
     if missing:
         raise ValidationError(f"columns {missing} are not in the data.")
