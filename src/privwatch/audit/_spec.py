@@ -22,7 +22,8 @@ from ..exceptions import ValidationError
 from ..preprocessing import DEFAULT_MAX_LEVELS, BinSpec, parse_bins
 from ..release import Hierarchy, parse_hierarchy_specs
 from ..release.cells import DISCLOSURES
-from ..release.heldout import TOLERANCE
+from ..release.heldout import FOLDS, TOLERANCE
+from ..release.search import MAX_NODES, MAX_SUPPRESSED, MIN_CLASS_SIZE
 from ._prepare import MISSING_POLICIES
 
 __all__ = ["DISCLOSURES", "ENGINE_CHOICES", "ESTIMATORS", "AuditSpec", "read_config"]
@@ -104,14 +105,14 @@ class AuditSpec:
     force: bool = False
     max_levels: int | None = DEFAULT_MAX_LEVELS
     disclosure: str = "both"
-    max_suppressed: float = 0.05
-    folds: int = 5
+    max_suppressed: float = MAX_SUPPRESSED
+    folds: int = FOLDS
     useful: str | None = None
     local: bool = True
     held_out_tolerance: float = TOLERANCE
     confidence: float | None = None
-    max_nodes: int = 200
-    min_class_size: int = 1
+    max_nodes: int = MAX_NODES
+    min_class_size: int = MIN_CLASS_SIZE
     checks: bool = True
     report_records: bool = False
     records: bool = True

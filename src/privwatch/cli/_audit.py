@@ -16,9 +16,10 @@ from typing import Any
 
 import typer
 
-from ..audit import AuditSpec, Bundled, Caller, plan, run
+from ..audit import AuditSpec, Bundled, Caller, method_for, plan, run
 from ..exceptions import PrivwatchError, ValidationError
-from ..release.heldout import TOLERANCE
+from ..release.heldout import FOLDS, TOLERANCE
+from ..release.search import MAX_NODES, MAX_SUPPRESSED, MIN_CLASS_SIZE
 from ..report import check_writable, write_audit
 from ._audit_options import DEFAULT_MAX_LEVELS, Data, Opt
 from ._flags import command_line, to_flags
@@ -86,6 +87,9 @@ def _audit(o: dict[str, Any], talk: bool, command: str) -> tuple[Any, list[Path]
             f"in the {route.engine} engine ({route.reason})."
         )
     if o["save_mechanism_to"] is not None:
+        refusal = method_for(spec).mechanism_refusal(spec, route.name)  # the method says
+        if refusal is not None:
+            raise ValidationError(refusal)
         _check_save_path(Path(o["save_mechanism_to"]), source, bool(o["overwrite"]))
     target = Path(o["out"])
     check_writable(target, bool(o["overwrite"]))
@@ -99,7 +103,7 @@ def _audit(o: dict[str, Any], talk: bool, command: str) -> tuple[Any, list[Path]
         step("writing the outputs")
         written = write_audit(result, target, overwrite=True, records=spec.records)
         if o["save_mechanism_to"] is not None:
-            written.append(result.generalisation().save(o["save_mechanism_to"]))
+            written.append(result.mechanism().save(o["save_mechanism_to"]))
     return result, written, target
 
 
@@ -125,14 +129,14 @@ def audit_command(
     seed: Opt.seed = 0,
     hierarchy: Opt.hierarchy = None,
     disclosure: Opt.disclosure = "both",
-    max_suppressed: Opt.max_suppressed = 0.05,
-    folds: Opt.folds = 5,
+    max_suppressed: Opt.max_suppressed = MAX_SUPPRESSED,
+    folds: Opt.folds = FOLDS,
     useful: Opt.useful = None,
     local: Opt.local = True,
     held_out_tolerance: Opt.held_out_tolerance = TOLERANCE,
     confidence: Opt.confidence = None,
-    max_nodes: Opt.max_nodes = 200,
-    min_class_size: Opt.min_class_size = 1,
+    max_nodes: Opt.max_nodes = MAX_NODES,
+    min_class_size: Opt.min_class_size = MIN_CLASS_SIZE,
     checks: Opt.checks = True,
     report_records: Opt.report_records = False,
     records: Opt.records = True,

@@ -18,7 +18,7 @@ import typer
 
 from ..audit import Audit, Caller, search_rows
 from ..check import check
-from ..release.heldout import TOLERANCE
+from ..release.heldout import FOLDS, TOLERANCE
 from ..report import check_writable, checks_note, fmt, pct, write_audit
 from ._audit_options import Opt
 from ._checks_lines import classic_line
@@ -108,7 +108,7 @@ def check_command(
     control: Control = None,
     epsilon: Opt.epsilon = None,
     disclosure: Opt.disclosure = "both",
-    folds: Opt.folds = 5,
+    folds: Opt.folds = FOLDS,
     held_out_tolerance: Opt.held_out_tolerance = TOLERANCE,
     checks: Opt.checks = True,
     seed: Opt.seed = 0,

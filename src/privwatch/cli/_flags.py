@@ -12,6 +12,8 @@ import shlex
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from ..release.search import MAX_NODES, MAX_SUPPRESSED, MIN_CLASS_SIZE
+
 __all__ = ["ON_ONLY", "PARAM_FLAGS", "args_to_flags", "command_line", "flag", "to_flags"]
 
 #: Parameters whose flag is not ``--`` + the name with dashes.
@@ -76,7 +78,12 @@ def to_flags(message: str) -> str:
 
 
 #: Option values that need no flag (the command line's defaults).
-DEFAULTS = {"local": True, "max_nodes": 200, "min_class_size": 1, "max_suppressed": 0.05}
+DEFAULTS = {
+    "local": True,
+    "max_nodes": MAX_NODES,
+    "min_class_size": MIN_CLASS_SIZE,
+    "max_suppressed": MAX_SUPPRESSED,
+}
 
 
 def args_to_flags(args: dict[str, Any]) -> str:

@@ -8,8 +8,8 @@ released cell that breaks epsilon, with a 95 % interval, and whether the release
 - ``_evaluation.py``: one release's cells evaluated under the model, and the interval's draws;
 - ``_breach.py``: :class:`HeldOut` (the figures) and :func:`estimate_breach` for given cells;
 - ``_verdict.py``: the verdict rule (:func:`verdict_rule`, :func:`not_met_reasons`) and its
-  constants (:data:`TOLERANCE`, :data:`DRAWS`, :data:`REPLICATES`, :data:`NOTHING_KEPT`), used
-  by the search, its alternatives, the audit and ``privwatch check``.
+  constants (:data:`TOLERANCE`, :data:`FOLDS`, :data:`DRAWS`, :data:`REPLICATES`,
+  :data:`NOTHING_KEPT`), used by the search, its alternatives, the audit and ``privwatch check``.
 
 The check of a *searched* release (searched again on each fold's training folds) is
 :func:`privwatch.release.search.held_out_check`.
@@ -19,6 +19,7 @@ from ._breach import HeldOut, estimate_breach, plugin_figures
 from ._model import HeldOutModel
 from ._verdict import (
     DRAWS,
+    FOLDS,
     NOTHING_KEPT,
     REPLICATES,
     TOLERANCE,
@@ -33,6 +34,7 @@ from ._verdict import (
 
 __all__ = [
     "DRAWS",
+    "FOLDS",
     "NOTHING_KEPT",
     "REPLICATES",
     "TOLERANCE",

@@ -36,6 +36,7 @@ from ..cells import unprotected
 
 __all__ = [
     "DRAWS",
+    "FOLDS",
     "NOTHING_KEPT",
     "REPLICATES",
     "TOLERANCE",
@@ -52,6 +53,8 @@ __all__ = [
 NOTHING_KEPT = 1e-9
 #: The tolerated share of the population in a released cell that breaks epsilon, by default.
 TOLERANCE = 0.05
+#: The folds of the held-out check, by default (each fold's records are held out once).
+FOLDS = 5
 #: Monte Carlo draws of the breach share behind its 95 % interval.
 DRAWS = 2000
 #: Draws of the prior (its family, G and p(s)) the interval's draws are spread over.

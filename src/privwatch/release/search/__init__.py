@@ -25,10 +25,15 @@
 from ._cache import SearchCache
 from ._find_release import find_release
 from ._held_out import held_out_check
-from ._options import SearchOptions
+from ._margin import MARGINS
+from ._options import MAX_NODES, MAX_SUPPRESSED, MIN_CLASS_SIZE, SearchOptions
 from ._result import ReleaseNotMetWarning, ReleaseResult
 
 __all__ = [
+    "MARGINS",
+    "MAX_NODES",
+    "MAX_SUPPRESSED",
+    "MIN_CLASS_SIZE",
     "ReleaseNotMetWarning",
     "ReleaseResult",
     "SearchCache",

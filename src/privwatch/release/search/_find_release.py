@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from ..cells import table_protection
-from ..heldout import TOLERANCE, held_out_verdict, not_met_reasons
+from ..heldout import FOLDS, TOLERANCE, held_out_verdict, not_met_reasons
 from ..hierarchies import Hierarchy
 from ._alternatives import suggest as suggest_alternatives
 from ._cache import SearchCache
@@ -31,7 +31,7 @@ from ._frontier import frontier_points
 from ._global_recoding import IntArray, ReleaseSpace
 from ._margin import Searched, search_to_pass
 from ._one_search import in_sample_check, input_information, kept_information
-from ._options import SearchOptions
+from ._options import MAX_NODES, MAX_SUPPRESSED, MIN_CLASS_SIZE, SearchOptions
 from ._per_tuple import per_tuple_table, record_tables, unique_records
 from ._result import ReleaseNotMetWarning, ReleaseResult
 from ._validate import check_request
@@ -46,18 +46,18 @@ def find_release(
     *,
     epsilon: float,
     disclosure: str = "both",
-    max_suppressed: float = 0.05,
+    max_suppressed: float = MAX_SUPPRESSED,
     hierarchies: Mapping[str, str | Path | Hierarchy] | None = None,
     useful: str | None = None,
     local: bool = True,
-    folds: int = 5,
+    folds: int = FOLDS,
     held_out_tolerance: float = TOLERANCE,
     frontier_epsilons: Sequence[float] | None = None,
     suggest: bool = True,
     confidence: float | None = None,
     counts_column: str | None = None,
-    max_nodes: int = 200,
-    min_class_size: int = 1,
+    max_nodes: int = MAX_NODES,
+    min_class_size: int = MIN_CLASS_SIZE,
     rng: int = 0,
     aim: bool = True,
     cache: SearchCache | None = None,

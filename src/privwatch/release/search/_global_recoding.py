@@ -35,6 +35,7 @@ from ..cells import (
     group_rows,
 )
 from ..hierarchies import SUPPRESSED, Hierarchy
+from ._options import MAX_NODES, MIN_CLASS_SIZE
 from ._suppression import choose_suppression
 
 __all__ = ["Plan", "ReleaseSpace", "finest_bound", "search_global"]
@@ -285,7 +286,7 @@ def evaluate_node(
     box: LiftBox,
     max_suppressed: float,
     *,
-    min_class_size: int = 1,
+    min_class_size: int = MIN_CLASS_SIZE,
 ) -> tuple[float, NodeResult | None]:
     """(upper bound, best release at the node or None) for one lattice node.
 
@@ -318,8 +319,8 @@ def search_global(
     box: LiftBox,
     max_suppressed: float,
     *,
-    max_nodes: int = 200,
-    min_class_size: int = 1,
+    max_nodes: int = MAX_NODES,
+    min_class_size: int = MIN_CLASS_SIZE,
 ) -> tuple[NodeResult, int]:
     """Best-first search of the lattice; returns the best node and how many were evaluated.
 

@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 
 from ..cells import LiftBox, cell_counts, entropy_terms, group_rows
 from ._global_recoding import Plan, ReleaseSpace, cell_information
+from ._options import MIN_CLASS_SIZE
 
 __all__ = ["refine_locally"]
 
@@ -90,7 +91,11 @@ def _best_splits(
 
 
 def refine_locally(
-    space: ReleaseSpace, start: Plan, counts: FloatArray, box: LiftBox, min_class_size: int = 1
+    space: ReleaseSpace,
+    start: Plan,
+    counts: FloatArray,
+    box: LiftBox,
+    min_class_size: int = MIN_CLASS_SIZE,
 ) -> Plan:
     """Specialise every cell of ``start`` top-down while it keeps epsilon and, but for the
     suppressed cell, ``min_class_size`` records (see module doc).

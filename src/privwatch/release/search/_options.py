@@ -16,7 +16,13 @@ from ..._validation import check_nonnegative, check_positive_int, check_probabil
 from ...exceptions import ValidationError
 from ..cells import DISCLOSURES
 
-__all__ = ["SearchOptions"]
+__all__ = ["MAX_NODES", "MAX_SUPPRESSED", "MIN_CLASS_SIZE", "SearchOptions"]
+
+#: The defaults of a search, written once: :class:`SearchOptions`, ``find_release``,
+#: ``privwatch.audit.AuditSpec`` and the command line take them from here.
+MAX_SUPPRESSED = 0.05
+MAX_NODES = 200
+MIN_CLASS_SIZE = 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,12 +69,12 @@ confidence=0.9, max_nodes=200, useful=None, min_class_size=1)
 
     epsilon: float
     disclosure: str = "both"
-    max_suppressed: float = 0.05
+    max_suppressed: float = MAX_SUPPRESSED
     local: bool = True
     confidence: float | None = None
-    max_nodes: int = 200
+    max_nodes: int = MAX_NODES
     useful: str | None = None
-    min_class_size: int = 1
+    min_class_size: int = MIN_CLASS_SIZE
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen: the validated values replace the given ones once
