@@ -15,10 +15,11 @@ from ..audit import privwatch_version
 from ..exceptions import PrivacyWarning, PrivwatchError
 from ..joint import Joint
 from ..preprocessing import DEFAULT_MAX_LEVELS, bin_columns, format_bins
+from ._apply import apply_command
 from ._audit import audit_command
-from ._audit_cmd import apply_command, reproduce_command
 from ._check import check_command
 from ._io import console, err_console, fail, load_input
+from ._reproduce import reproduce_command
 
 app = typer.Typer(
     help="privwatch: information-theoretic privacy of data releases.",
