@@ -49,8 +49,8 @@ def _records(n: int = 200, seed: int = 0) -> pd.DataFrame:
 # -- the registry and the rule ------------------------------------------------------------
 
 
-def test_the_registry_lists_the_three_methods_by_their_names() -> None:
-    assert list(METHODS) == ["search", "relaxed", "watchdog"]
+def test_the_registry_lists_the_methods_by_their_names() -> None:
+    assert list(METHODS) == ["search", "relaxed", "watchdog", "randomized"]
     for name, method in METHODS.items():
         assert isinstance(method, ReleaseMethod)
         assert method.name == name and method.title and method.routes
@@ -58,6 +58,7 @@ def test_the_registry_lists_the_three_methods_by_their_names() -> None:
     assert METHODS["search"].routes == ("memory", "engine")
     assert METHODS["relaxed"].routes == ("memory",)
     assert METHODS["watchdog"].routes == ("memory", "stream")
+    assert METHODS["randomized"].routes == ("memory",)
 
 
 def test_one_rule_picks_the_method_from_the_spec() -> None:
@@ -83,11 +84,14 @@ def test_each_audit_keeps_the_method_that_decided(options: dict[str, Any], metho
     labels = [label for label, _ in result.rows()]
     assert labels[0] == "records"
     assert ("release" in labels) == (method == "search")
-    assert ("flagged records" in labels) == (method != "search")
-    if method != "search":  # the watchdogs keep no log-lift to save: refused with the reason
+    assert ("flagged records" in labels) == (method == "watchdog")
+    assert ("records merged into '*'" in labels) == (method == "relaxed")
+    if method == "watchdog":  # a learned log-lift is not kept: refused with the reason
         with pytest.raises(ValidationError) as err:
             result.mechanism()
         assert str(err.value) == NO_MECHANISM
+    if method == "relaxed":  # plug-in tuples kept or merged: a map of tuples, saved (#41)
+        assert isinstance(result.mechanism(), Generalisation)
 
 
 def test_a_method_is_refused_on_a_route_it_does_not_run_on() -> None:

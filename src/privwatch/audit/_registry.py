@@ -8,6 +8,7 @@ method from the spec; every route asks :func:`method_for`.
 from __future__ import annotations
 
 from ._method import ReleaseMethod
+from ._method_randomized import RandomizedMethod
 from ._method_relaxed import RelaxedMethod
 from ._method_search import SearchMethod
 from ._method_watchdog import WatchdogMethod
@@ -20,6 +21,7 @@ METHODS: dict[str, ReleaseMethod] = {
     "search": SearchMethod(),
     "relaxed": RelaxedMethod(),
     "watchdog": WatchdogMethod(),
+    "randomized": RandomizedMethod(),
 }
 
 

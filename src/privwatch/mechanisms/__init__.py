@@ -13,18 +13,23 @@ from ._base import FiniteMechanism, Mechanism, Privacy
 # the check of integer codes, shared with release.Generalisation (re-exported, not in __all__)
 from ._base import check_codes as check_codes
 from ._laplace import PlanarLaplace
+from ._lift_channel import LiftChannel, lift_channel, release_information, symbol_log_lift
 from ._optimal_bayes import OptimalBayesResult, optimal_bayes_mechanism
 from ._optimal_privacy import OptimalPrivacyResult, optimal_privacy_mechanism
 from ._randomized_response import RandomizedResponse
 
 __all__ = [
     "FiniteMechanism",
+    "LiftChannel",
     "Mechanism",
     "OptimalBayesResult",
     "OptimalPrivacyResult",
     "PlanarLaplace",
     "Privacy",
     "RandomizedResponse",
+    "lift_channel",
     "optimal_bayes_mechanism",
     "optimal_privacy_mechanism",
+    "release_information",
+    "symbol_log_lift",
 ]
