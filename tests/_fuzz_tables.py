@@ -167,6 +167,7 @@ NOT_DRIVEN: dict[str, str] = {
     "audit.settings_record": "tests/check (audit steps check reuses)",
     "audit.stable_leakage": "tests/check (audit steps check reuses)",
     "audit.tradeoff_curve": "tests/check (audit steps check reuses)",
+    "audit.search_rows": "tests/audit/test_methods.py (rows of searched releases)",
     "audit.prepare_table": "tests/audit (data frames, through audit.run)",
     "audit.jsonable": "tests/audit/test_one_audit.py (audits: leakage.json == to_dict())",
     "audit.make_stamp": "tests/audit/test_outputs.py (the stamp of an audited file)",
