@@ -57,12 +57,14 @@ def test_leakage_keys_are_the_same_on_every_decision(table: pd.DataFrame, case: 
     searched = case.startswith("search")
     assert (result.leakage["release"] is not None) == searched
     assert (result.leakage["frontier"] is not None) == searched
-    assert result.leakage["held_out"] is None or searched
+    # the search and the plug-in watchdogs (#41) are judged by a held-out check
+    assert result.leakage["held_out"] is None or searched or case == "delta"
     assert (result.leakage["attack"] is not None) == (case == "search")
     assert (result.leakage["classic"] is not None) == (case in ("search", "delta"))
     assert (result.leakage["after"] is None) == (case == "learned")
     util = result.leakage["utility"]
-    assert (util["information_nats"] is not None) == searched
+    # information in one unit for every release judged by the held-out verdict (#41)
+    assert (util["information_nats"] is not None) == (searched or case == "delta")
     assert (util["utility_mi"] is not None) == (not searched)
     assert 0.0 <= util["flagged_probability"] <= 1.0
 

@@ -53,8 +53,9 @@ Step = Callable[[str], None]
 
 #: Why ``save_mechanism`` is refused for an audit whose method saves no mechanism.
 NO_MECHANISM = (
-    "`save_mechanism` needs an audit with a searched release of records in memory (the plug-in "
-    "route: `estimator`='plugin', no `delta`); got an audit without one."
+    "`save_mechanism` needs an audit with a searched release of records in memory, or the "
+    "plug-in watchdog or its (epsilon, delta) relaxation on records in memory (the plug-in "
+    "route: `estimator`='plugin'); got an audit without one."
 )
 
 
@@ -122,7 +123,9 @@ class Decision:
     those whose cross-fitted risk exceeds ``epsilon`` and leaves its counts in ``tally``
     (``counts`` and ``flagged`` per sensitive value, ``kept_risk`` the largest risk released
     unchanged, ``own_log_lift`` the sum of each record's log-lift of its own value) before it
-    asks the method for its section of leakage.json.
+    asks the method for its section of leakage.json. ``detail``: the method's own result, for
+    its section of leakage.json (the plug-in watchdogs' :class:`~privwatch.release.merged.
+    MergedRelease`).
     """
 
     method: str
@@ -139,6 +142,7 @@ class Decision:
     log_lift: np.ndarray | None = None
     summary: dict[str, Any] = field(default_factory=dict)
     tally: Any = None
+    detail: Any = None
 
 
 class AuditView(Protocol):
@@ -154,6 +158,7 @@ class AuditView(Protocol):
     details: dict[str, Any]
     found: ReleaseResult | None
     data: pd.DataFrame | None
+    release: pd.DataFrame | None
 
 
 class SavedMechanism(Protocol):
@@ -199,6 +204,18 @@ class ReleaseMethod(abc.ABC):
         ``save_mechanism`` and ``privwatch apply``); raises ValidationError with the reason
         when the method has none to save."""
         raise ValidationError(NO_MECHANISM)
+
+    def mechanism_refusal(self, spec: AuditSpec, route: str) -> str | None:
+        """Why ``save_mechanism`` would be refused for an audit with ``spec`` on ``route``,
+        asked before the audit runs, so that nothing is written for a request that must fail
+        (None: :meth:`mechanism` is asked after the run). By default every route but the
+        in-memory one is refused; a method that never saves overrides it."""
+        if route == "memory":
+            return None
+        return (
+            "`save_mechanism` needs the records in memory; it is not available when auditing "
+            f"on the {route} route."
+        )
 
     def attack(
         self, spec: AuditSpec, measured: Measured, decision: Decision, step: Step

@@ -9,6 +9,12 @@ memory (:class:`~privwatch.watchdog.Watchdog`) or on Parquet batches the streame
 while it labels them (:func:`~privwatch.watchdog.flagged_set_guarantee` of their counts); the
 guarantee is then an estimate, not a proof. It saves no mechanism: the learned log-lift is not
 kept.
+
+With plug-in counts (no learned estimator) the units are the observed tuples: flagged when their
+lift breaks epsilon, merged into ``*``, the flags' margin grown until the held-out breach
+share's 95 % interval lies within ``held_out_tolerance`` (the search's verdict rule;
+``audit/_merged.py``, :func:`privwatch.release.merged.merge_to_pass`); the map of tuples to
+themselves or ``*`` is then its mechanism, saved as a :class:`~privwatch.release.Generalisation`.
 """
 
 from __future__ import annotations
@@ -21,7 +27,16 @@ import pandas as pd
 from .._numbers import fmt, pct
 from ..watchdog import Guarantee, Watchdog, flagged_set_guarantee
 from ._leakage import stable_leakage
-from ._method import AuditView, Decision, Measured, ReleaseMethod, Step
+from ._merged import decide_merged, merged_leakage, merged_mechanism, merged_rows
+from ._method import (
+    NO_MECHANISM,
+    AuditView,
+    Decision,
+    Measured,
+    ReleaseMethod,
+    SavedMechanism,
+    Step,
+)
 from ._spec import AuditSpec
 from ._steps import watchdog_release
 
@@ -37,6 +52,8 @@ class WatchdogMethod(ReleaseMethod):
 
     def decide(self, spec: AuditSpec, measured: Measured, step: Step) -> Decision:
         m = measured
+        if m.joint is not None and m.records is not None:  # plug-in units: observed tuples
+            return decide_merged(self.name, spec, m, step)
         if m.probe is None or m.records is None:
             # streamed: the route scores and flags every record at epsilon while it labels it
             return Decision(self.name, m.epsilon, m.epsilon_reason)
@@ -52,6 +69,8 @@ class WatchdogMethod(ReleaseMethod):
 
     def leakage(self, spec: AuditSpec, measured: Measured, decision: Decision) -> dict[str, Any]:
         m, d = measured, decision
+        if d.detail is not None:
+            return merged_leakage(self.name, spec, m, d)
         if d.watchdog is None or m.records is None:
             return _streamed_leakage(m, d)
         assert d.log_lift is not None
@@ -60,7 +79,21 @@ class WatchdogMethod(ReleaseMethod):
         )
 
     def rows(self, result: AuditView) -> list[tuple[str, str]]:
+        if "n_merged_tuples" in result.summary:  # plug-in units
+            return merged_rows(self.name, result)
         return watchdog_rows(result)
+
+    def mechanism(self, result: AuditView) -> SavedMechanism:
+        """The plug-in release's map of tuples (a learned log-lift is not kept: refused)."""
+        if "n_merged_tuples" not in result.summary:
+            return super().mechanism(result)
+        return merged_mechanism(self.name, result)
+
+    def mechanism_refusal(self, spec: AuditSpec, route: str) -> str | None:
+        """The learned log-lift is not kept: refused before the audit runs."""
+        if spec.estimator == "plugin":
+            return super().mechanism_refusal(spec, route)
+        return NO_MECHANISM
 
 
 def leakage_of_watchdog(
