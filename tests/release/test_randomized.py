@@ -160,3 +160,33 @@ def test_the_audit_method_releases_through_the_seam(monkeypatch: pytest.MonkeyPa
     labels = dict(result.rows())
     assert "information kept, I(X; Y)" in labels and "held-out breach probability" in labels
     assert isinstance(result.mechanism(), RandomizedMechanism)
+
+
+def test_privwatch_apply_draws_a_saved_channel_with_its_seed(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from privwatch.cli import app
+
+    p, cells = _known_pmf(3)
+    frame = _draw(p, cells, 2000, 4)
+    done = randomize_release(frame, "s", ["a", "b"], 0.5, folds=0, seed=0)
+    path = RandomizedMechanism.from_release(done).save(tmp_path / "m.json")
+    frame.to_csv(tmp_path / "new.csv", index=False)
+    runs = []
+    for name in ("one", "two"):
+        res = CliRunner().invoke(
+            app, ["apply", str(path), str(tmp_path / "new.csv"), "--out", str(tmp_path / name),
+                  "--seed", "5"],
+        )  # fmt: skip
+        assert res.exit_code == 0, res.output
+        runs.append((tmp_path / name / "release.csv").read_text())
+    assert runs[0] == runs[1]
+    summary = json.loads((tmp_path / "one" / "apply.json").read_text())
+    assert summary["kind"] == "RandomizedChannel" and summary["seed"] == 5
+    doc = json.loads(path.read_text())
+    doc["state"]["epsilon"] = 9.0
+    path.write_text(json.dumps(doc))
+    res = CliRunner().invoke(
+        app, ["apply", str(path), str(tmp_path / "new.csv"), "--out", str(tmp_path / "bad")]
+    )
+    assert res.exit_code != 0 and "SHA-256" in res.output

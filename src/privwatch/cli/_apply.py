@@ -22,6 +22,9 @@ def apply_command(
     overwrite: Annotated[bool, typer.Option(help="Replace outputs in a non-empty folder.")] = False,
     sep: Annotated[str, typer.Option(help="Field separator of a CSV file.")] = ",",
     encoding: Annotated[str, typer.Option(help="Text encoding of a CSV or JSONL file.")] = "utf-8",
+    seed: Annotated[
+        int | None, typer.Option(help="Seed of a randomized release's draws (reproducible).")
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors.")] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print a JSON summary on stdout.")
@@ -30,7 +33,7 @@ def apply_command(
     """Release new records through a fitted generalisation (values never seen: '*')."""
     with writes_or_leaves_nothing(out):  # an error: one line, exit 2, no folder left behind
         batch = apply_saved_mechanism(
-            mechanism, data, out, overwrite=overwrite, sep=sep, encoding=encoding
+            mechanism, data, out, overwrite=overwrite, sep=sep, encoding=encoding, seed=seed
         )
     n, unseen = batch.summary["n_records"], batch.summary["n_unseen"]
     if as_json:

@@ -13,9 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..._files import check_writable, file_sha256, staged_files
 from ...engines import read_table
 from ...exceptions import TamperedFileError, ValidationError
+from ..randomized import RANDOMIZED_KIND, RandomizedMechanism
 from ._applied_release import AppliedRelease
 from ._mechanism import Generalisation
 
@@ -57,6 +60,7 @@ def apply_saved_mechanism(
     overwrite: bool = False,
     sep: str | None = None,
     encoding: str = "utf-8",
+    seed: int | None = None,
 ) -> AppliedBatch:
     """Release the records of the file ``data`` through the saved mechanism, into ``out``.
 
@@ -86,6 +90,11 @@ def apply_saved_mechanism(
         Allow a folder that already holds files (the outputs there are replaced).
     sep, encoding : str
         Passed to :func:`~privwatch.engines.read_table` (``sep=None`` sniffs it).
+    seed : int, optional
+        For a saved randomized release (kind ``RandomizedChannel``,
+        :class:`privwatch.release.randomized.RandomizedMechanism`): the seed its symbols are
+        drawn with (the same seed, the same release; None: fresh randomness). A generalisation
+        is deterministic and ignores it.
 
     Returns
     -------
@@ -120,6 +129,8 @@ def apply_saved_mechanism(
         )
     target = Path(out)
     check_writable(target, overwrite)
+    if saved_kind(mechanism) == RANDOMIZED_KIND:  # a randomized release: its channel, drawn
+        return _apply_randomized(Path(mechanism), Path(data), target, sep, encoding, seed)
     try:
         mech = Generalisation.load(mechanism)
     except TamperedFileError as exc:  # the file reader names its `path`: here the mechanism
@@ -127,6 +138,47 @@ def apply_saved_mechanism(
     frame = read_table(data, sep=sep, encoding=encoding)
     applied = mech.apply(frame)
     summary = _summary(Path(mechanism), Path(data), mech, applied)
+    _write_batch(target, applied, summary)
+    return AppliedBatch(applied, summary, target, [target / name for name in APPLY_FILES])
+
+
+def saved_kind(path: str | os.PathLike[str]) -> str | None:
+    """The ``kind`` a saved model file says it holds (None when it cannot be read as one; the
+    loader of that kind checks the whole file)."""
+    try:
+        doc = json.loads(Path(path).read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    kind = doc.get("kind") if isinstance(doc, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def _apply_randomized(
+    mechanism: Path, data: Path, target: Path, sep: str | None, encoding: str, seed: int | None
+) -> AppliedBatch:
+    """A saved randomized release applied to ``data``: each record's symbol drawn with
+    ``seed`` (the same seed, the same release)."""
+    try:
+        mech = RandomizedMechanism.load(mechanism)
+    except TamperedFileError as exc:
+        raise TamperedFileError(str(exc).replace("`path`", "`mechanism`", 1)) from None
+    frame = read_table(data, sep=sep, encoding=encoding)
+    unseen = mech.encode(frame) < 0
+    released = mech.apply(frame, seed)
+    applied = AppliedRelease(released, unseen, np.arange(len(frame)))
+    summary = {
+        "mechanism": mechanism.name,
+        "mechanism_sha256": file_sha256(mechanism),
+        "input_name": data.name,
+        "input_sha256": file_sha256(data),
+        "n_records": len(frame),
+        "n_unseen": int(unseen.sum()),
+        "unseen_rule": "released as '*' in every observed column",
+        "fitted_status": mech.status,
+        "epsilon": mech.epsilon,
+        "kind": RANDOMIZED_KIND,
+        "seed": seed,
+    }
     _write_batch(target, applied, summary)
     return AppliedBatch(applied, summary, target, [target / name for name in APPLY_FILES])
 
