@@ -7,6 +7,8 @@ released cell that breaks epsilon, with a 95 % interval, and whether the release
 - ``_model.py``: :class:`HeldOutModel`, the model of one count table, fitted once and kept;
 - ``_evaluation.py``: one release's cells evaluated under the model, and the interval's draws;
 - ``_breach.py``: :class:`HeldOut` (the figures) and :func:`estimate_breach` for given cells;
+- ``_channel.py``: :func:`estimate_channel_breach`, the same figure for a release drawn through a
+  fixed channel (randomized symbols), and :func:`tuple_breach`, each tuple's breach probability;
 - ``_verdict.py``: the verdict rule (:func:`verdict_rule`, :func:`not_met_reasons`) and its
   constants (:data:`TOLERANCE`, :data:`FOLDS`, :data:`DRAWS`, :data:`REPLICATES`,
   :data:`NOTHING_KEPT`), used by the search, its alternatives, the audit and ``privwatch check``.
@@ -16,6 +18,7 @@ The check of a *searched* release (searched again on each fold's training folds)
 """
 
 from ._breach import HeldOut, estimate_breach, plugin_figures
+from ._channel import estimate_channel_breach, tuple_breach
 from ._model import HeldOutModel
 from ._verdict import (
     DRAWS,
@@ -44,9 +47,11 @@ __all__ = [
     "HeldOutModel",
     "Request",
     "estimate_breach",
+    "estimate_channel_breach",
     "held_out_fails",
     "held_out_verdict",
     "not_met_reasons",
     "plugin_figures",
+    "tuple_breach",
     "verdict_rule",
 ]

@@ -28,8 +28,15 @@ from scipy import sparse
 from ...engines import fold_of
 from ...mechanisms import LiftChannel, lift_channel
 from ..cells import CountTable, LiftBox, first_rows, group_rows, table_protection
-from ..heldout import NOTHING_KEPT, TOLERANCE, HeldOut, held_out_verdict, not_met_reasons
-from ..heldout._channel import estimate_channel_breach, tuple_breach
+from ..heldout import (
+    NOTHING_KEPT,
+    TOLERANCE,
+    HeldOut,
+    estimate_channel_breach,
+    held_out_verdict,
+    not_met_reasons,
+    tuple_breach,
+)
 from ..hierarchies import SUPPRESSED, as_text
 
 __all__ = [
