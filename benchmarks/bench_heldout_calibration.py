@@ -2,6 +2,8 @@
 
 Run: python benchmarks/bench_heldout_calibration.py [--seeds 20] [--n 5000 30000] [--quick]
      [--settings compas rare half edge gross] [--aim]
+     python benchmarks/bench_heldout_calibration.py --method watchdog relaxed [--seeds 50]
+     (the plug-in watchdog and its (epsilon, delta) relaxation: bench_calibration_merged.py)
 
 ``--aim``: the search aims at the held-out verdict as the audit's does (a credible margin grown
 until the check passes, ``release/search/_margin.py``), so the verdicts are the product's and
@@ -317,6 +319,12 @@ def table(summary: dict[str, dict[str, float]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict[str, object]:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--method" in argv:  # the watchdogs (#41 part A): bench_calibration_merged.py
+        sys.path.insert(0, str(Path(__file__).parent))
+        from bench_calibration_merged import main as merged
+
+        return merged(argv)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--n", type=int, nargs="+", default=[5000, 30000])
