@@ -1,4 +1,4 @@
-"""``privwatch reproduce``: a figure or table of the papers (:func:`privwatch.gallery.reproduce`)."""
+"""``privwatch reproduce``: a figure or table of the papers (``gallery.reproduce``)."""
 
 from __future__ import annotations
 
