@@ -23,8 +23,6 @@ from pathlib import Path
 import numpy as np
 
 import privwatch as pw
-from privwatch.audit import METHODS
-from privwatch.audit import _route_memory as route_memory
 from privwatch.datasets import COMPAS_BINS, COMPAS_OBSERVED, load_compas
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "release"))
@@ -46,20 +44,14 @@ def _tables():  # type: ignore[no-untyped-def]
 
 
 def _run(method: str, frame, sens, obs, bins, eps, disclosure):  # type: ignore[no-untyped-def]
-    original = route_memory.method_for
-    if method == "randomized":
-        route_memory.method_for = lambda spec: METHODS["randomized"]
-    try:
-        t = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            r = pw.audit.run(
-                source=frame, sensitive=sens, observed=obs, bins=bins, epsilon=eps,
-                disclosure=disclosure, folds=5, seed=0, checks=False,
-            )  # fmt: skip
-        seconds = time.perf_counter() - t
-    finally:
-        route_memory.method_for = original
+    t = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = pw.audit.run(
+            source=frame, sensitive=sens, observed=obs, bins=bins, epsilon=eps,
+            disclosure=disclosure, folds=5, seed=0, checks=False, method=method,
+        )  # fmt: skip
+    seconds = time.perf_counter() - t
     held = r.leakage["held_out"] or {}
     rel = r.leakage["release"] or {}
     out = {

@@ -50,7 +50,7 @@ def _records(n: int = 200, seed: int = 0) -> pd.DataFrame:
 
 
 def test_the_registry_lists_the_methods_by_their_names() -> None:
-    assert list(METHODS) == ["search", "relaxed", "watchdog", "randomized"]
+    assert list(METHODS) == ["search", "relaxed", "watchdog", "randomized", "auto"]
     for name, method in METHODS.items():
         assert isinstance(method, ReleaseMethod)
         assert method.name == name and method.title and method.routes
@@ -167,7 +167,7 @@ class SuppressMethod(ReleaseMethod):
 def toy(monkeypatch: pytest.MonkeyPatch) -> ReleaseMethod:
     method = SuppressMethod()
     monkeypatch.setitem(METHODS, method.name, method)
-    monkeypatch.setattr(registry, "choose_method", lambda spec: method.name)
+    monkeypatch.setattr(registry, "choose_method", lambda spec, route=None: method.name)
     return method
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from ._caller import Caller
 from ._plan import plan
+from ._registry import check_method
 from ._result import Audit
 from ._route import Step
 from ._spec import AuditSpec
@@ -47,6 +48,7 @@ def run(
     elif options:
         spec = spec.replace(**options)
     route = plan(spec, source)
+    check_method(spec, route.name)  # a method that does not apply is refused before any work
     step = progress or (lambda _message: None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -26,7 +26,14 @@ from ..release.heldout import FOLDS, TOLERANCE
 from ..release.search import MAX_NODES, MAX_SUPPRESSED, MIN_CLASS_SIZE
 from ._prepare import MISSING_POLICIES
 
-__all__ = ["DISCLOSURES", "ENGINE_CHOICES", "ESTIMATORS", "AuditSpec", "read_config"]
+__all__ = [
+    "DISCLOSURES",
+    "ENGINE_CHOICES",
+    "ESTIMATORS",
+    "METHOD_CHOICES",
+    "AuditSpec",
+    "read_config",
+]
 
 #: Names of the log-lift estimators an audit can use (``plugin``: exact counts).
 ESTIMATORS = ("plugin", "classifier", "dv", "auto", *(c for c in CANDIDATES if c != "dv"))
@@ -34,6 +41,11 @@ ESTIMATORS = ("plugin", "classifier", "dv", "auto", *(c for c in CANDIDATES if c
 #: The engines an audit can be asked for: ``auto`` (see :func:`privwatch.engines.choose_engine`)
 #: and every engine :mod:`privwatch.engines` owns.
 ENGINE_CHOICES = ("auto", *engines.ENGINES)
+
+#: The release methods an audit can be asked for (``method``; None: the rule of
+#: :func:`privwatch.audit.choose_method`): each of :data:`privwatch.audit.METHODS`, and
+#: ``auto``, which audits every method that applies and keeps the most informative one met.
+METHOD_CHOICES = ("search", "watchdog", "relaxed", "randomized", "auto")
 
 
 def _names(value: str | Sequence[str] | None, name: str) -> tuple[str, ...] | None:
@@ -61,6 +73,11 @@ class AuditSpec:
         Threshold on :math:`|\\log \\ell(s, x)|` (nats); ``None`` proposes one.
     delta, epsilon_max
         The (epsilon, delta) relaxation of Sadeghi et al. and its cap.
+    method
+        The release method (``METHOD_CHOICES``): ``search``, ``watchdog``, ``relaxed``,
+        ``randomized`` or ``auto`` (every method that applies, the most informative met one
+        kept); None: the rule of :func:`privwatch.audit.choose_method` (``delta`` given:
+        ``relaxed``; a learned estimator: ``watchdog``; else ``search``).
     estimator
         ``"plugin"`` (counts) or a learned log-lift estimator (``ESTIMATORS``).
     bins, hierarchies
@@ -98,6 +115,7 @@ class AuditSpec:
     epsilon: float | None = None
     delta: float | None = None
     epsilon_max: float = math.inf
+    method: str | None = None
     estimator: str = "plugin"
     bins: Mapping[str, BinSpec] = field(default_factory=dict)
     hierarchies: Mapping[str, str | Path | Hierarchy] = field(default_factory=dict)
@@ -143,6 +161,10 @@ class AuditSpec:
             check_probability(self.delta, "delta")
         if not (isinstance(self.epsilon_max, int | float) and self.epsilon_max > 0):
             raise ValidationError(f"`epsilon_max` must be positive; got {self.epsilon_max!r}.")
+        if self.method is not None and self.method not in METHOD_CHOICES:
+            raise ValidationError(
+                f"`method` must be one of {list(METHOD_CHOICES)}; got {self.method!r}."
+            )
         for name, allowed in (
             ("estimator", ESTIMATORS),
             ("missing", MISSING_POLICIES),
@@ -241,7 +263,8 @@ def read_config(path: str | Path) -> dict[str, Any]:
 
 
 _NULLABLE = {
-    "epsilon", "delta", "observed", "sensitive", "useful", "confidence", "table", "max_levels",
+    "epsilon", "delta", "method", "observed", "sensitive", "useful", "confidence", "table",
+    "max_levels",
 }  # fmt: skip
 
 

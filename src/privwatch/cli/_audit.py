@@ -87,7 +87,9 @@ def _audit(o: dict[str, Any], talk: bool, command: str) -> tuple[Any, list[Path]
             f"in the {route.engine} engine ({route.reason})."
         )
     if o["save_mechanism_to"] is not None:
-        refusal = method_for(spec).mechanism_refusal(spec, route.name)  # the method says
+        refusal = method_for(spec, route.name).mechanism_refusal(
+            spec, route.name
+        )  # the method says
         if refusal is not None:
             raise ValidationError(refusal)
         _check_save_path(Path(o["save_mechanism_to"]), source, bool(o["overwrite"]))
@@ -118,6 +120,7 @@ def audit_command(
     epsilon: Opt.epsilon = None,
     delta: Opt.delta = None,
     epsilon_max: Opt.epsilon_max = math.inf,
+    method: Opt.method = None,
     estimator: Opt.estimator = "plugin",
     bins: Opt.bins = None,
     missing: Opt.missing = "error",

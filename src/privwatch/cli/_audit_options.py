@@ -51,6 +51,17 @@ class Opt:
     ]
     delta = Annotated[float | None, typer.Option(help="(epsilon, delta) relaxation.")]
     epsilon_max = Annotated[float, typer.Option(help="Cap with --delta.")]
+    method = Annotated[
+        str | None,
+        typer.Option(
+            help="search (generalise and suppress), watchdog (merge the flagged tuples or "
+            "records into '*'), relaxed (the (epsilon, delta) watchdog: needs --delta), "
+            "randomized (the flagged tuples through the LP channel that keeps the most "
+            "I(X;Y); plug-in only) or auto (every method that applies, the most informative "
+            "MET one kept). Default: relaxed with --delta, watchdog with a learned "
+            "--estimator, else search."
+        ),
+    ]
     estimator = Annotated[
         str,
         typer.Option(
