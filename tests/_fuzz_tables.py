@@ -96,6 +96,23 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     },
     "estimators.lift_intervals": {"counts": COUNTS.T},
     "estimators.miller_madow_mutual_information": {"counts": COUNTS.T},
+    "estimators.learned_breach": {
+        "log_lift": np.array([[0.1, -0.2], [0.9, -1.0], [-0.3, 0.2]]),
+        "sd": np.full((3, 2), 0.1),
+        "flags": np.array([False, True, False]),
+        "s_codes": np.array([0, 1, 1]),
+        "epsilon": 0.5,
+    },
+    "estimators.margin_flags": {
+        "log_lift": np.array([[0.1, -0.2], [0.9, -1.0]]),
+        "sd": np.full((2, 2), 0.1),
+        "epsilon": 0.5,
+    },
+    "estimators.record_breach": {
+        "log_lift": np.array([[0.1, -0.2], [0.9, -1.0]]),
+        "sd": np.full((2, 2), 0.1),
+        "epsilon": 0.5,
+    },
     "release.wilson_interval": {},
     # a TOML file without an [audit] table: its top level is read
     "audit.read_config": {"path": Path(__file__).resolve().parents[1] / "pyproject.toml"},

@@ -27,6 +27,7 @@ import pandas as pd
 from .._numbers import fmt, pct
 from ..watchdog import Guarantee, Watchdog, flagged_set_guarantee
 from ._leakage import stable_leakage
+from ._learned import LearnedRelease, decide_learned, learned_leakage, learned_rows
 from ._merged import decide_merged, merged_leakage, merged_mechanism, merged_rows
 from ._method import (
     NO_MECHANISM,
@@ -38,7 +39,6 @@ from ._method import (
     Step,
 )
 from ._spec import AuditSpec
-from ._steps import watchdog_release
 
 __all__ = ["WatchdogMethod", "leakage_of_watchdog", "watchdog_rows"]
 
@@ -57,18 +57,12 @@ class WatchdogMethod(ReleaseMethod):
         if m.probe is None or m.records is None:
             # streamed: the route scores and flags every record at epsilon while it labels it
             return Decision(self.name, m.epsilon, m.epsilon_reason)
-        step("fitting the watchdog and releasing")
-        wd, scores, score_frame, flags, release = watchdog_release(
-            m.probe, m.records, m.epsilon, spec.delta, spec.epsilon_max
-        )
-        return Decision(
-            self.name, m.epsilon, m.epsilon_reason, flags=flags,
-            risk=score_frame["risk"].to_numpy(), release=release, scores=score_frame,
-            guarantee=wd.guarantee_.to_dict(), watchdog=wd, log_lift=scores.log_lift,
-        )  # fmt: skip
+        return decide_learned(spec, m, step)  # learned log-lift, aimed at the held-out verdict
 
     def leakage(self, spec: AuditSpec, measured: Measured, decision: Decision) -> dict[str, Any]:
         m, d = measured, decision
+        if isinstance(d.detail, LearnedRelease):
+            return learned_leakage(spec, m, d)
         if d.detail is not None:
             return merged_leakage(self.name, spec, m, d)
         if d.watchdog is None or m.records is None:
@@ -81,6 +75,8 @@ class WatchdogMethod(ReleaseMethod):
     def rows(self, result: AuditView) -> list[tuple[str, str]]:
         if "n_merged_tuples" in result.summary:  # plug-in units
             return merged_rows(self.name, result)
+        if "learned_flags" in result.summary:  # learned log-lift, records in memory
+            return learned_rows(result)
         return watchdog_rows(result)
 
     def mechanism(self, result: AuditView) -> SavedMechanism:

@@ -127,10 +127,25 @@ def _record_number(series: pd.Series) -> bool:
     )
 
 
+def _measurement(series: pd.Series) -> bool:
+    """A numeric column that is not a record number (a learned estimator reads it as a
+    measurement: distinct values are what continuous columns have)."""
+    return (
+        pd.api.types.is_numeric_dtype(series)
+        and not pd.api.types.is_bool_dtype(series)
+        and not _record_number(series)
+    )
+
+
 def _check_identifiers(
-    frame: pd.DataFrame, cols: Sequence[str], binned: set[str], force: bool
+    frame: pd.DataFrame, cols: Sequence[str], binned: set[str], force: bool, learned: bool = False
 ) -> None:
-    """Refuse observed columns that identify every record; warn on nearly identifying ones."""
+    """Refuse observed columns that identify every record; warn on nearly identifying ones.
+    ``learned``: a learned estimator reads numbers as they are, so a numeric column that is
+    not a record number is neither refused nor warned about (the refusal is about plug-in
+    counts, where a distinct value per record is a cell of one)."""
+    if learned:
+        cols = [c for c in cols if not _measurement(frame[c])]
     if not force and len(frame) > 20:
         # after binning: `bins` rescues a continuous column that would look like an identifier
         ids = [c for c in cols if frame[c].nunique() == len(frame)]
@@ -167,8 +182,12 @@ def prepare_rows(
     force: bool = False,
     hierarchies: Collection[str] = (),
     max_levels: int | None = None,
+    learned: bool = False,
 ) -> tuple[pd.DataFrame, list[str], dict[str, int], np.ndarray]:
     """:func:`prepare_table` plus the input row number (0-based position) of every kept record.
+
+    ``learned``: the log-lift is learned (not plug-in counts): numeric columns that are not
+    record numbers are accepted without ``force`` (continuous columns are measurements).
 
     ``hierarchies``: the columns with a hierarchy (a numeric one is then not held to
     ``max_levels``, and under ``missing="category"`` its values become text, a missing one
@@ -214,7 +233,7 @@ def prepare_rows(
         )
     if bins:
         frame = bin_columns(frame, {c: v for c, v in bins.items() if c in cols})
-    _check_identifiers(frame, cols, set(bins or {}), force)
+    _check_identifiers(frame, cols, set(bins or {}), force, learned)
     check_discrete(frame, [c for c in cols if c not in hierarchies], max_levels)
     if missing == "category":
         for c in cols:

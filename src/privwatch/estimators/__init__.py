@@ -10,6 +10,7 @@ from ._bayes_grid import bayes_error_grid, grid_centres
 from ._classifier import ClassifierLift
 from ._crossfit import LiftScores
 from ._dv import DVLift
+from ._learned_breach import LearnedBreach, learned_breach, margin_flags, record_breach
 from ._mixture import MixtureLift
 from ._plugin import PluginLift
 from ._plugin_intervals import (
@@ -27,6 +28,7 @@ __all__ = [
     "ClassifierLift",
     "CrossFittedSource",
     "DVLift",
+    "LearnedBreach",
     "LiftEstimator",
     "LiftScores",
     "MixtureLift",
@@ -37,8 +39,11 @@ __all__ = [
     "bayes_error_grid",
     "cross_fit_source",
     "grid_centres",
+    "learned_breach",
     "lift_intervals",
     "make_lift_estimator",
+    "margin_flags",
     "miller_madow_mutual_information",
     "posterior_log_loss",
+    "record_breach",
 ]

@@ -79,6 +79,8 @@ class LiftScores:
     level: float
     sensitive_labels: list[Any]
     interval_method: str
+    #: The standard deviation behind ``lower``/``upper`` (None where no interval was asked).
+    sd: FloatArray | None = None
 
     @property
     def risk(self) -> FloatArray:
@@ -195,6 +197,7 @@ def cross_fit(
     )
     lower = np.full_like(ll, np.nan)
     upper = np.full_like(ll, np.nan)
+    sd: FloatArray | None = None
     method = "none"
     if interval == "jackknife":
         _keep_resamples(estimator, members, "jackknife", 1.0, cv)
@@ -223,7 +226,7 @@ def cross_fit(
         if between.any():
             method += " + between-family variance of the stack"
         lower, upper = ll - z * sd, ll + z * sd
-    return LiftScores(ll, lower, upper, fold, level, list(estimator.sensitive_labels_), method)
+    return LiftScores(ll, lower, upper, fold, level, list(estimator.sensitive_labels_), method, sd)
 
 
 def _out_of_fold(

@@ -178,9 +178,12 @@ class RecordStrategy:
             self.estimator.fit(observed, labels)
             self.log_lift = self.estimator.log_lift(observed)
             self.fold = np.full(len(observed), -1, dtype=np.int64)
+            self.spread = np.full_like(self.log_lift, np.nan)
         else:
-            scores = self.estimator.fit_score(observed, labels, cv=self.cv, interval=None)
+            # the fold models' spread (grouped jackknife) is kept for the held-out estimate
+            scores = self.estimator.fit_score(observed, labels, cv=self.cv, interval="jackknife")
             self.log_lift, self.fold = scores.log_lift, scores.fold
+            self.spread = np.full_like(self.log_lift, np.nan) if scores.sd is None else scores.sd
         self.sensitive_labels = s_labels
         self._risk = risk_of(self.log_lift)
         self._observed = observed

@@ -1,0 +1,200 @@
+r"""The learned watchdog's steps on records in memory (Hsu et al. §IV; issue #41 item 3).
+
+Every record's log-lift is cross-fitted (each scored by fold models that did not see it) with
+the fold models' spread (:class:`~privwatch.watchdog.Watchdog` on a learned estimator). A
+record is flagged when its estimated risk breaks epsilon, then, while the held-out verdict is
+not met, when its probability of breaking exceeds ``1 - c`` for the search's credible margins
+``c`` (:data:`privwatch.release.search.MARGINS`); the flagged records are merged into one
+marker. Each release tried is judged by
+:func:`privwatch.estimators.learned_breach` (the share of the population whose released value,
+the record or the marker, has a true lift beyond epsilon, with a 95 % interval) and the one
+verdict rule, :func:`privwatch.release.heldout.not_met_reasons`. The marker's own lift counts:
+when the flagged records' shares stray beyond epsilon from p(s), every flagged record is in a
+breaking cell, and the release is NOT MET unless a wider margin (more records merged) brings
+the marker back within the box.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from .._numbers import fmt, pct, pct_ci
+from ..estimators import LearnedBreach, learned_breach, margin_flags
+from ..exceptions import ValidationError
+from ..release import SUPPRESSED, explain_protection, per_value
+from ..release.heldout import DRAWS, REPLICATES, not_met_reasons
+from ..release.search import MARGINS
+from ..watchdog import flagged_set_guarantee
+from ._leakage import stable_leakage
+from ._method import AuditView, Decision, Measured, Step
+from ._spec import AuditSpec
+from ._steps import watchdog_release
+
+__all__ = ["LearnedRelease", "decide_learned", "learned_leakage", "learned_rows"]
+
+
+class _Request(NamedTuple):
+    epsilon: float
+    disclosure: str
+    max_suppressed: float
+
+
+@dataclass(frozen=True)
+class LearnedRelease:
+    """The release tried last: its margin (None: point flags), flags, held-out figures, the
+    information kept (nats), per-value protection and the reasons it is not met (empty: met)."""
+
+    confidence: float | None
+    flags: np.ndarray
+    held: LearnedBreach
+    information_nats: float
+    protection: list[dict[str, Any]]
+    reasons: list[str]
+    tolerance: float
+    disclosure: str
+
+
+def _information(flags: np.ndarray) -> float:
+    """I(X; Y) = H(Y) of the release, each kept record its own symbol (mass 1/n)."""
+    n = len(flags)
+    q = float(flags.mean()) if n else 0.0
+    kept = (1.0 - q) * math.log(n) if n else 0.0
+    return kept - (q * math.log(q) if q > 0 else 0.0)
+
+
+def decide_learned(spec: AuditSpec, m: Measured, step: Step) -> Decision:
+    """The learned watchdog's release of the records in memory, aimed at the held-out verdict."""
+    if m.probe is None or m.records is None:
+        raise ValidationError("the learned watchdog needs the records in memory.")
+    step("flagging the records, checked on held-out scores")
+    wd, scores, score_frame, _, _ = watchdog_release(
+        m.probe, m.records, m.epsilon, None, spec.epsilon_max
+    )
+    strategy = wd.strategy_
+    spread = getattr(strategy, "spread", None)  # the fold models' spread (record-level)
+    if spread is None:
+        raise ValidationError("the learned watchdog needs a learned log-lift estimator.")
+    ll = np.asarray(strategy.log_lift, dtype=np.float64)
+    sd = np.nan_to_num(np.asarray(spread, dtype=np.float64), nan=0.0)
+    labels = pd.Index(wd.sensitive_labels_)
+    codes = np.asarray(labels.get_indexer(m.records[m.sensitive]), dtype=np.int64)
+    shares = pd.Series(np.bincount(codes, minlength=len(labels)) / len(codes), index=labels)
+    protection = per_value(shares, m.epsilon, spec.disclosure)
+    tol = float(spec.held_out_tolerance)
+    request = _Request(m.epsilon, spec.disclosure, float(spec.max_suppressed))
+    folds = int(getattr(strategy, "cv", None) or 5)
+    found: LearnedRelease | None = None
+    for confidence in (None, *MARGINS):
+        flags = margin_flags(ll, sd, m.epsilon, spec.disclosure, confidence)
+        held = learned_breach(
+            ll, sd, flags, codes, m.epsilon, spec.disclosure, folds=folds, draws=DRAWS,
+            replicates=REPLICATES, rng=spec.seed,
+        )  # fmt: skip
+        info = _information(flags)
+        reasons = not_met_reasons(request, info, held, tol, protection)
+        found = LearnedRelease(
+            confidence, flags, held, info, protection, reasons, tol, spec.disclosure
+        )
+        if not reasons or flags.all():
+            break
+    assert found is not None
+    flags = found.flags
+    release = m.records[m.observed].astype(object).copy()
+    release.loc[flags, :] = SUPPRESSED
+    score_frame["flagged"] = flags
+    kept_risk = scores.risk[~flags]
+    g = flagged_set_guarantee(
+        np.bincount(codes, minlength=len(labels)),
+        np.bincount(codes[flags], minlength=len(labels)),
+        min(float(kept_risk.max()) if kept_risk.size else 0.0, m.epsilon),
+        m.epsilon, wd.guarantee_.basis,
+    )  # fmt: skip
+    guarantee = {
+        **g.to_dict(), "epsilon": m.epsilon, "disclosure": spec.disclosure,
+        "per_value": protection, "tolerance": tol, "confidence": found.confidence,
+    }  # fmt: skip
+    return Decision(
+        "watchdog", m.epsilon, m.epsilon_reason, flags=flags, risk=score_frame["risk"].to_numpy(),
+        release=release, scores=score_frame, guarantee=guarantee, watchdog=wd,
+        log_lift=scores.log_lift, detail=found,
+        summary={"learned_flags": "point" if found.confidence is None else found.confidence},
+    )  # fmt: skip
+
+
+def _words(m: Measured, found: LearnedRelease) -> str:
+    held = found.held
+    lo, hi = held.breach_probability_ci
+    margin = (
+        "when its cross-fitted risk breaks epsilon"
+        if found.confidence is None
+        else f"when its chance of breaking epsilon exceeds {1 - found.confidence:.1%}"
+    )
+    return (
+        "Released by the privacy watchdog with a learned log-lift (Hsu et al. §IV): a record "
+        f"is merged into '*' {margin}, otherwise released unchanged. "
+        f"{explain_protection(found.protection, m.sensitive, m.epsilon, found.disclosure)} "
+        f"On held-out scores, an estimated {held.breach_probability:.1%} of the population "
+        f"has a released value whose lift breaks epsilon (95 % interval {lo:.1%}-{hi:.1%}; "
+        f"tolerance {found.tolerance:.0%}); the merged marker's lift is "
+        f"{held.marker_log_lift:.3g} nats."
+    )
+
+
+def learned_leakage(spec: AuditSpec, m: Measured, d: Decision) -> dict[str, Any]:
+    """The section of leakage.json of the learned watchdog on records in memory."""
+    found: LearnedRelease = d.detail
+    assert d.watchdog is not None and d.log_lift is not None and m.records is not None
+    codes = pd.Index(d.watchdog.sensitive_labels_).get_indexer(m.records[m.sensitive])
+    before = float(np.mean(d.log_lift[np.arange(len(codes)), codes]))
+    n = len(found.flags)
+    leakage = {
+        "status": "met" if not found.reasons else "not_met",
+        "reasons": list(found.reasons),
+        "alternatives": [],
+        "guarantee": d.guarantee,
+        "guarantee_in_words": _words(m, found),
+        "held_out": found.held.to_dict(),
+        "before": {"mutual_information_estimate": before},
+        "after": None,
+    }
+    total = math.log(n) if n else 0.0
+    utility = {
+        "utility_mi": found.information_nats,
+        "entropy_observed": total,
+        "nmil": 0.0 if total <= 0 else 1.0 - found.information_nats / total,
+        "flagged_probability": float(found.flags.mean()) if n else 0.0,
+        "information_nats": found.information_nats,
+        "information_input_nats": total,
+    }
+    return stable_leakage(leakage, utility)
+
+
+def learned_rows(result: AuditView) -> list[tuple[str, str]]:
+    """The printed figures of the learned watchdog on records in memory."""
+    g, s, held = result.leakage["guarantee"], result.summary, result.leakage["held_out"]
+    n = int(s["n_records"])
+    margin = (
+        "risk > epsilon"
+        if g["confidence"] is None
+        else (f"chance of breaking > {1 - g['confidence']:.1%}")
+    )
+    lo, hi = held["breach_probability_ci"]
+    u = result.leakage["utility"]
+    return [
+        ("records", f"{n:,}"),
+        ("release method", "privacy watchdog (Hsu et al. §IV), learned log-lift"),
+        ("epsilon (threshold), disclosure", f"{fmt(result.epsilon, 3)} nats, {g['disclosure']}"),
+        ("records flagged on", margin),
+        ("flagged records", f"{s['n_flagged']:,} of {n:,}, merged into '*'"),
+        ("lift of the merged marker", f"{fmt(held['marker_log_lift'], 3)} nats"),
+        ("information kept, I(X; Y) = H(Y)",
+         f"{fmt(u['information_nats'], 3)} of {fmt(u['information_input_nats'], 3)} nats"),
+        ("held-out breach probability",
+         f"{pct(held['breach_probability'], (hi - lo) / 2)} (95 % {pct_ci(lo, hi)}; "
+         f"tolerance {pct(g['tolerance'])})"),
+    ]  # fmt: skip

@@ -1,0 +1,235 @@
+r"""The held-out breach share of a learned watchdog's release, with a 95 % interval (issue #41).
+
+A learned watchdog (Hsu, Asoodeh and Calmon §IV) releases each record unchanged when its
+estimated risk :math:`\max_s |\hat i(s, x)|` is within epsilon and merges the flagged records
+into one marker. Its **breach share** is the population mass whose released value has a true
+lift beyond epsilon:
+
+.. math:: B = P(\text{kept},\ \max_s |i(s, X)| > \varepsilon)
+          + P(\text{flagged})\,\mathbb 1\{\max_s |\log p(s \mid \text{flagged}) / p(s)|
+          > \varepsilon\}
+
+(one-sided, ``disclosure="positive"``: the upper face only). It is estimated from the
+**cross-fitted** log-lift of each record (scored by fold models that did not see it) and the
+spread of those fold models, :math:`\hat i_i \pm \mathrm{sd}_i`: a kept record breaks with
+probability :math:`P_i = \max_s P(|N(\hat i_{is}, \mathrm{sd}_{is}^2)| > \varepsilon)`; the
+marker breaks with the posterior probability that :math:`p(s \mid \text{flagged})`
+(Dirichlet of the flagged records' labels) and :math:`p(s)` (Dirichlet of all labels) are
+further apart than epsilon. The estimate is :math:`\sum_{kept} P_i / n` plus the flagged share
+times the marker's probability.
+
+**The interval.** ``replicates`` replicates of the model's error: a common shift
+:math:`z_r \sim N(0, 1)` moves every record's log-lift by ``common`` of its spread (model error
+is shared across records: a fold model that is off is off for many), the rest stays
+independent per record; the marker's shares are drawn from their Dirichlets. Within a
+replicate, the number of kept records breaking is drawn from its normal approximation (a sum
+of independent Bernoulli :math:`P_i`) and the population share from a Beta of the records
+breaking and not (the binomial sampling of records, as in the plug-in check). The interval is
+the 2.5 % and 97.5 % quantiles of ``draws`` draws (the audit passes the plug-in check's
+:data:`privwatch.release.heldout.DRAWS` and ``REPLICATES``).
+
+**Flags by a margin.** :func:`margin_flags` flags a record when its probability of breaking
+exceeds ``1 - confidence``, so a caller can walk the search's credible margins until the
+verdict holds (the flags aim at the held-out figure, not at the in-sample one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.stats import norm
+
+from .._rng import RNGLike, check_rng
+from .._validation import check_nonnegative, check_positive_int
+from ..exceptions import ValidationError
+from ._lift import FloatArray
+
+__all__ = ["LearnedBreach", "learned_breach", "margin_flags", "record_breach"]
+
+#: The largest |log-lift| or spread accepted (nats): beyond it a figure is not a log-lift.
+LIMIT = 700.0
+#: The share of a record's log-lift variance that is common to every record (model error).
+COMMON = 0.5
+
+
+@dataclass(frozen=True)
+class LearnedBreach:
+    """Held-out figures of a learned watchdog's release (see the module docstring)."""
+
+    folds: int
+    n_records: int
+    breach_probability: float
+    breach_probability_ci: tuple[float, float]
+    kept_breach: float
+    flagged_share: float
+    marker_log_lift: float
+    marker_breach_probability: float
+    interval: str = (
+        "95 % interval: kept records breaking drawn from their cross-fitted log-lift and the "
+        "fold models' spread (half of it common to all records), the merged marker's shares "
+        "from Dirichlet(labels), record sampling Beta(records breaking, not)"
+    )
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _matrix(x: object, name: str, low: float) -> FloatArray:
+    raw = np.asarray(x)
+    if raw.dtype.kind not in "biuf" or raw.ndim != 2 or raw.size == 0:
+        raise ValidationError(
+            f"`{name}` must be a non-empty 2-D array of real numbers (records x sensitive "
+            f"values); got dtype {raw.dtype}, shape {raw.shape}."
+        )
+    arr = raw.astype(np.float64)
+    if not np.isfinite(arr).all() or (arr < low).any() or (np.abs(arr) > LIMIT).any():
+        raise ValidationError(
+            f"`{name}` must hold finite numbers within [{max(low, -LIMIT):g}, {LIMIT:g}] nats; "
+            f"got {arr.ravel()[:4].tolist()}..."
+        )
+    return arr
+
+
+def _check(
+    log_lift: object, sd: object, epsilon: object, disclosure: object
+) -> tuple[FloatArray, FloatArray, float]:
+    ll = _matrix(log_lift, "log_lift", -LIMIT)
+    spread = _matrix(sd, "sd", 0.0)
+    if spread.shape != ll.shape:
+        raise ValidationError(
+            f"`sd` must have the shape of `log_lift` (records x values); got {spread.shape} and "
+            f"{ll.shape}."
+        )
+    if disclosure not in ("both", "positive"):
+        raise ValidationError(f"`disclosure` must be 'both' or 'positive'; got {disclosure!r}.")
+    return ll, spread, check_nonnegative(epsilon, "epsilon", allow_inf=True)
+
+
+def _vector(x: object, name: str, n: int, kind: str) -> NDArray[Any]:
+    raw = np.asarray(x)
+    if raw.dtype.kind not in kind or raw.shape != (n,):
+        raise ValidationError(
+            f"`{name}` must be a 1-D array of {'booleans' if kind == 'b' else 'integers'}, one "
+            f"per record ({n}); got dtype {raw.dtype}, shape {raw.shape}."
+        )
+    return raw
+
+
+def record_breach(
+    log_lift: FloatArray, sd: FloatArray, epsilon: float, disclosure: str = "both"
+) -> FloatArray:
+    """Each record's probability that its true log-lift breaks epsilon, given its estimate
+    and spread (records x values in; one probability per record out; the largest value's)."""
+    ll, spread, eps = _check(log_lift, sd, epsilon, disclosure)
+    return _breach(ll, spread, eps, str(disclosure))
+
+
+def _breach(ll: FloatArray, sd: FloatArray, epsilon: float, disclosure: str) -> FloatArray:
+    scale = np.maximum(sd, 1e-9)
+    with np.errstate(over="ignore", invalid="ignore"):
+        p = norm.sf((epsilon - ll) / scale)
+        if disclosure == "both":
+            p = p + norm.cdf((-epsilon - ll) / scale)
+    return np.asarray(np.nan_to_num(np.minimum(p, 1.0), nan=0.0).max(axis=1), dtype=np.float64)
+
+
+def margin_flags(
+    log_lift: FloatArray,
+    sd: FloatArray,
+    epsilon: float,
+    disclosure: str = "both",
+    confidence: float | None = None,
+) -> NDArray[np.bool_]:
+    """Records flagged at epsilon: on the point estimate (``confidence`` None), or when their
+    probability of breaking exceeds ``1 - confidence`` (a credible margin)."""
+    ll, spread, eps = _check(log_lift, sd, epsilon, disclosure)
+    if confidence is None:
+        faces = ll if disclosure == "positive" else np.abs(ll)
+        return np.asarray(faces.max(axis=1) > eps)
+    if not 0.0 < confidence < 1.0:
+        raise ValidationError(f"`confidence` must be within (0, 1) or None; got {confidence!r}.")
+    return np.asarray(_breach(ll, spread, eps, str(disclosure)) > 1.0 - confidence)
+
+
+def _marker_breaks(
+    counts: FloatArray, flagged: FloatArray, epsilon: float, disclosure: str, size: int,
+    g: np.random.Generator,
+) -> NDArray[np.bool_]:  # fmt: skip
+    """Draws of whether the merged marker's lift breaks epsilon (Dirichlet(0.5 + counts))."""
+    if flagged.sum() <= 0:
+        return np.zeros(size, dtype=bool)
+    prior = g.dirichlet(counts + 0.5, size=size)
+    given = g.dirichlet(flagged + 0.5, size=size)
+    lift = np.log(given / prior)
+    faces = lift if disclosure == "positive" else np.abs(lift)
+    return np.asarray(faces.max(axis=1) > epsilon)
+
+
+def learned_breach(
+    log_lift: FloatArray,
+    sd: FloatArray,
+    flags: NDArray[np.bool_],
+    s_codes: NDArray[np.int64],
+    epsilon: float,
+    disclosure: str = "both",
+    *,
+    folds: int = 5,
+    common: float = COMMON,
+    draws: int = 2000,
+    replicates: int = 20,
+    rng: RNGLike = 0,
+) -> LearnedBreach:
+    """The held-out breach share of the release that keeps the unflagged records and merges
+    the flagged ones (see the module docstring). ``log_lift`` and ``sd``: each record's
+    cross-fitted log-lift and its spread (records x sensitive values); ``s_codes``: each
+    record's sensitive value (column index)."""
+    ll, spread, eps = _check(log_lift, sd, epsilon, disclosure)
+    disc = str(disclosure)
+    n, k = ll.shape
+    flags = np.asarray(_vector(flags, "flags", n, "b"), dtype=bool)
+    codes = np.asarray(_vector(s_codes, "s_codes", n, "iu"), dtype=np.int64)
+    if (codes < 0).any() or (codes >= k).any():
+        raise ValidationError(
+            f"`s_codes` must be column indices of `log_lift` (0 to {k - 1}); got "
+            f"{int(codes.min())} to {int(codes.max())}."
+        )
+    if not 0.0 <= common <= 1.0:
+        raise ValidationError(f"`common` must be within [0, 1]; got {common!r}.")
+    g = check_rng(rng)
+    counts = np.bincount(codes, minlength=k).astype(float)
+    flagged = np.bincount(codes[flags], minlength=k).astype(float)
+    kept_ll, kept_sd = ll[~flags], spread[~flags]
+    p_kept = _breach(kept_ll, kept_sd, eps, disc)
+    marker_p = float(_marker_breaks(counts, flagged, eps, disc, 4000, g).mean())
+    n_flag = float(flags.sum())
+    estimate = (float(p_kept.sum()) + n_flag * marker_p) / n
+    replicates = check_positive_int(replicates, "replicates")
+    per = max(1, check_positive_int(draws, "draws") // replicates)
+    shifts = g.standard_normal(replicates)
+    marker = _marker_breaks(counts, flagged, eps, disc, replicates, g)
+    own = np.sqrt(1.0 - common**2) * kept_sd
+    draws = []
+    for r in range(replicates):
+        p = _breach(kept_ll + common * kept_sd * shifts[r], own, eps, disc)
+        mean, var = float(p.sum()), float((p * (1 - p)).sum())
+        broken = np.clip(g.normal(mean, np.sqrt(var), size=per), 0.0, float(len(p)))
+        broken = broken + (n_flag if marker[r] else 0.0)
+        draws.append(g.beta(broken + 1e-3, n - broken + 1e-3))
+    lo, hi = np.quantile(np.concatenate(draws), [0.025, 0.975])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = (flagged / max(n_flag, 1.0)) / (counts / n)
+        marker_ll = np.log(np.maximum(ratio, 1e-12))
+    faces = marker_ll if disc == "positive" else np.abs(marker_ll)
+    return LearnedBreach(
+        folds=folds,
+        n_records=n,
+        breach_probability=float(estimate),
+        breach_probability_ci=(float(min(lo, estimate)), float(max(hi, estimate))),
+        kept_breach=float(p_kept.sum() / n),
+        flagged_share=n_flag / n,
+        marker_log_lift=float(faces.max()) if n_flag else 0.0,
+        marker_breach_probability=marker_p,
+    )
