@@ -24,8 +24,9 @@ from ..watchdog import Watchdog
 from ._disclosure import classic_section
 from ._leakage import release_joint
 from ._method import Decision, Measured, ReleaseMethod, check_route
+from ._method_auto import with_other_methods
 from ._prepare import prepare_rows, resolve_columns
-from ._registry import method_for
+from ._registry import METHODS, method_for
 from ._result import Audit
 from ._route import Bundled, Route, Step
 from ._spec import AuditSpec
@@ -120,7 +121,7 @@ class MemoryRoute(Route):
         )  # fmt: skip
         frame, cols, counts, input_rows = prepare_rows(
             df, sensitive, observed, bins=bins, missing=spec.missing, force=spec.force,
-            hierarchies=set(hierarchies), max_levels=max_levels,
+            hierarchies=set(hierarchies), max_levels=max_levels, learned=est is not None,
         )  # fmt: skip
         spec = spec.replace(bins=bins, hierarchies=hierarchies)
         step("estimating the log-lift")
@@ -150,10 +151,13 @@ class MemoryRoute(Route):
             released_joint=lambda released: release_joint(labels, released),
             records=m.frame, probe=m.probe,
         )  # fmt: skip
-        method = method_for(spec)
+        method = method_for(spec, self.name)
         check_route(method, self.name)
         decision = method.decide(spec, table, step)
-        return _Decided(m, table, method, decision, method.leakage(spec, table, decision))
+        leakage = method.leakage(spec, table, decision)
+        # not met: the other methods that apply, each audited, among the alternatives
+        leakage = with_other_methods(METHODS, method, spec, table, leakage, step)
+        return _Decided(m, table, method, decision, leakage)
 
     @staticmethod
     def _search_frame(m: _Measured) -> pd.DataFrame:
