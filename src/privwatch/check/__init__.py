@@ -6,7 +6,9 @@ its ``leakage.json`` sections and the verdict rule of :mod:`privwatch.release`. 
 audit's routes uses it.
 
 - :func:`check`: a row-aligned release (generalised, suppressed, perturbed) judged by the
-  audit's held-out verdict, or a synthetic table judged by the inference attack.
+  audit's held-out verdict, a release drawn through a saved channel judged against that
+  channel (``mechanism=``, :mod:`._channel`), or a synthetic table judged by the inference
+  attack.
 
 Examples
 --------

@@ -1,11 +1,13 @@
 """``check``: judge a release another tool made, with the audit's verdict (``privwatch check``).
 
-Two kinds of release:
+Three kinds of release:
 
 - **row-aligned** (generalised, suppressed, perturbed; :mod:`._align`): the cells are the
   distinct released tuples, and the verdict is the audit's (:mod:`._verdict`): exact
   in-sample lifts, the held-out breach figure with its interval, per-value protection, MET / NOT
   MET at ``epsilon`` or the smallest epsilon the release meets;
+- **drawn through a saved mechanism** (``mechanism``; :mod:`._channel`): consistent with the
+  channel, then the channel judged (not the draw), the randomized method's figures;
 - **synthetic** (no row correspondence; :mod:`._synthetic`): the inference attack with a
   control set, the Bayes attacker trained on the synthetic table, the lift of its cells on the
   original records, and the share of original records copied verbatim.
@@ -40,6 +42,7 @@ from ..engines import read_table
 from ..exceptions import ValidationError
 from ..release import classic_report
 from ._align import Aligned, align
+from ._channel import CHANNEL_ROUTE_REASON, SavedChannel, channel_audit, load_channel
 from ._result import check_details, check_words, release_result
 from ._synthetic import synthetic_audit
 from ._verdict import count_release, judge, smallest_met
@@ -124,6 +127,36 @@ def _aligned(spec: AuditSpec, original: pd.DataFrame, release: pd.DataFrame,
     return {"observed": aligned.observed}, audit
 
 
+def _mechanism(spec: AuditSpec, original: pd.DataFrame, release: pd.DataFrame,
+               key: str | None, saved: SavedChannel) -> tuple[dict[str, Any], Audit]:  # fmt: skip
+    """A release drawn through ``saved``, judged against it (:mod:`._channel`)."""
+    judged = channel_audit(spec, original, release, key, saved)
+    aligned, name = judged.aligned, "+".join(judged.aligned.sensitive)
+    wd, curve = _watchdog(aligned, judged.epsilon, spec.seed)
+    leakage = {**judged.leakage, "before": wd.leakage_before_.to_dict(),
+               "classic": _classic(aligned) if spec.checks else None}  # fmt: skip
+    scores, n = judged.scores, len(aligned.original)
+    summary = {
+        "n_records": n, "n_input": n, "n_dropped_missing": 0,
+        "sensitive": aligned.sensitive[0] if len(aligned.sensitive) == 1 else aligned.sensitive,
+        "sensitive_counts": {str(k): int(v) for k, v in aligned.original[aligned.sensitive]
+                             .astype(str).agg("|".join, axis=1).value_counts().items()},
+        "observed": aligned.observed, "n_flagged": int(scores["flagged"].sum()),
+        "n_suppressed": judged.leakage["release"]["suppressed_records"],
+        "n_randomized": judged.leakage["release"]["altered_records"], "sensitive_name": name,
+    }  # fmt: skip
+    reason = "given by the user" if spec.epsilon is not None else "the mechanism's (saved with it)"
+    audit = Audit(
+        route="memory", engine="pandas", route_reason=CHANNEL_ROUTE_REASON, settings={},
+        summary=summary, epsilon=judged.epsilon, epsilon_reason=reason,
+        leakage=stable_leakage(leakage, judged.utility), stamp={}, tradeoff=curve,
+        risk=scores["risk"].to_numpy(), risk_weight=np.ones(n), watchdog=wd, scores=scores,
+        release=aligned.released, data=aligned.original, input_rows=np.arange(n),
+        details={"check": judged.details}, release_method=METHODS["randomized"],
+    )  # fmt: skip
+    return {"observed": aligned.observed}, audit
+
+
 def _summary(aligned: Aligned, records: pd.DataFrame, name: str) -> dict[str, Any]:
     n = len(aligned.original)
     joint = aligned.original[aligned.sensitive].astype(str).agg("|".join, axis=1)
@@ -145,6 +178,7 @@ def check(
     key: str | None = None,
     synthetic: bool = False,
     control: Any = None,
+    mechanism: Any = None,
     **options: Any,
 ) -> Audit:
     """Judge ``release``, made from ``original`` by another tool, as the audit would.
@@ -164,6 +198,11 @@ def check(
     synthetic, control
         A synthetic table (no row correspondence), and the records its generator never saw
         (the attack's control set; without it the attack is not run).
+    mechanism
+        The saved mechanism the release was drawn from (a file written by ``save_mechanism``:
+        a ``RandomizedChannel``, or a ``Generalisation``): the release is checked to be
+        consistent with it and judged on the channel, not on the draw (:mod:`._channel`);
+        ``sensitive``, ``epsilon`` and ``disclosure`` default to the mechanism's.
 
     Returns
     -------
@@ -178,6 +217,14 @@ def check(
     >>> result.satisfied, result.leakage["release"]["method"]
     (True, 'external')
     """
+    saved = None if mechanism is None else load_channel(mechanism)
+    if saved is not None:
+        if synthetic:
+            raise ValidationError("`mechanism` is for a row-aligned release, not `synthetic`.")
+        if spec is None:
+            options.setdefault("disclosure", saved.disclosure)
+            if options.get("sensitive") is None:
+                options["sensitive"] = saved.sensitive.split("+")
     spec = AuditSpec.from_options(options) if spec is None else spec.replace(**options)
     if not spec.sensitive:
         raise ValidationError("`sensitive` is required: name the sensitive column.")
@@ -189,9 +236,12 @@ def check(
     else:
         if control is not None:
             raise ValidationError("`control` is for a synthetic release (`synthetic`=True).")
-        extra, result = _aligned(spec, orig, rel, key)
+        extra, result = (_aligned(spec, orig, rel, key) if saved is None
+                         else _mechanism(spec, orig, rel, key, saved))  # fmt: skip
     result.stamp = make_stamp(orig_path, *orig.shape)
     result.settings = _settings(spec, result.epsilon, extra["observed"], key, synthetic)
+    if saved is not None:
+        result.settings["mechanism"] = saved.name
     result.details["check"].update(
         release_name=None if rel_path is None else rel_path.name,
         release_sha256=None if rel_path is None or not rel_path.is_file()

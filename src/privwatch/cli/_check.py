@@ -43,6 +43,14 @@ Control = Annotated[
     Path | None,
     typer.Option(help="With --synthetic: records the generator never saw (the attack's control)."),
 ]
+Mechanism = Annotated[
+    Path | None,
+    typer.Option(
+        help="The saved mechanism RELEASE was drawn from (--save-mechanism: a randomized "
+        "channel, or a generalisation): RELEASE must be consistent with it, and the channel is "
+        "judged, not the draw. --sensitive, --epsilon and --disclosure default to its own."
+    ),
+]
 
 
 def _verdict(result: Audit, met: str) -> None:
@@ -97,6 +105,19 @@ def _print_aligned(result: Audit, proposed: bool) -> None:
         say(f"epsilon: {fmt(result.epsilon, 4)} ({result.epsilon_reason}).")
 
 
+def _print_mechanism(result: Audit) -> None:
+    _verdict(result, "the channel meets the requested guarantee.")
+    say(result.leakage["guarantee_in_words"])
+    c = result.details["check"]
+    rows = result.rows()
+    rows.insert(1, ("mechanism", f"{c['mechanism_name']} ({c['mechanism_kind']}); the release "
+                    f"is consistent with it ({c['consistent_records']:,} records)"))  # fmt: skip
+    figures("privwatch check --mechanism", rows)
+    for line in [classic_line(result), checks_note(result)]:
+        if line:
+            say(line)
+
+
 def check_command(
     ctx: typer.Context,
     original: Annotated[Path, typer.Argument(help="The original table the release was made from.")],
@@ -106,6 +127,7 @@ def check_command(
     key: Key = None,
     synthetic: Synthetic = False,
     control: Control = None,
+    mechanism: Mechanism = None,
     epsilon: Opt.epsilon = None,
     disclosure: Opt.disclosure = "both",
     folds: Opt.folds = FOLDS,
@@ -126,12 +148,15 @@ def check_command(
         folds=folds, held_out_tolerance=held_out_tolerance, checks=checks, seed=seed,
         sep=sep, encoding=encoding,
     )  # fmt: skip
+    source = ctx.get_parameter_source("disclosure")
+    if mechanism is not None and getattr(source, "name", None) == "DEFAULT":
+        del options["disclosure"]  # the mechanism's
     with writes_or_leaves_nothing(out):
         check_writable(out, overwrite)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = check(original, release, key=key, synthetic=synthetic,
-                           control=control, **options)  # fmt: skip
+                           control=control, mechanism=mechanism, **options)  # fmt: skip
         command = command_line("check", ctx.command.params, ctx.params)
         result.caller = Caller(command, to_flags, "command line")  # the report speaks flags
         written = write_audit(result, out, overwrite=True)
@@ -145,6 +170,8 @@ def check_command(
     elif not quiet:
         if synthetic:
             _print_synthetic(result)
+        elif mechanism is not None:
+            _print_mechanism(result)
         else:
             _print_aligned(result, epsilon is None)
         console.print(f"wrote {', '.join(names)} to {out} in {seconds:.1f} s", soft_wrap=True,
