@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 import privwatch
+from privwatch.audit import AuditSpec
 from privwatch.release import per_value
 from privwatch.release.cells import CountTable
 
@@ -116,6 +117,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "release.wilson_interval": {},
     # a TOML file without an [audit] table: its top level is read
     "audit.read_config": {"path": Path(__file__).resolve().parents[1] / "pyproject.toml"},
+    "audit.choose_method": {"spec": AuditSpec(epsilon=1.0), "route": "memory"},
+    "audit.method_for": {"spec": AuditSpec(epsilon=1.0), "route": "memory"},
     "release.parse_hierarchy_specs": {"specs": ["age=hierarchy.csv"]},
     "theory.gaussian_rate_distortion": {"budget": 0.5},
     "theory.gaussian_vector_useful_data": {"budget": 0.5, "rho": np.array([0.5, 0.3])},

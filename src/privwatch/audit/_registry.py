@@ -9,6 +9,7 @@ apply to the route, naming the nearest one that does.
 
 from __future__ import annotations
 
+from .._validation import short_repr
 from ..exceptions import ValidationError
 from ._method import ReleaseMethod
 from ._method_auto import ORDER, AutoMethod, spec_for, why_not
@@ -16,6 +17,7 @@ from ._method_randomized import RandomizedMethod
 from ._method_relaxed import RelaxedMethod
 from ._method_search import SearchMethod
 from ._method_watchdog import WatchdogMethod
+from ._result import ROUTES
 from ._spec import AuditSpec
 
 __all__ = ["METHODS", "check_method", "choose_method", "method_for"]
@@ -43,6 +45,10 @@ def choose_method(spec: AuditSpec, route: str | None = None) -> str:
     >>> choose_method(AuditSpec(epsilon=1.0)), choose_method(AuditSpec(epsilon=1.0, delta=0.05))
     ('search', 'relaxed')
     """
+    if not isinstance(spec, AuditSpec):
+        raise ValidationError(f"`spec` must be an AuditSpec; got {short_repr(spec)}.")
+    if route is not None and route not in ROUTES:
+        raise ValidationError(f"`route` must be one of {ROUTES} or None; got {short_repr(route)}.")
     if spec.method is not None:
         reason = why_not(METHODS[spec.method], spec, route)
         if reason is not None:
