@@ -16,6 +16,7 @@ draws from the global generator only).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -38,6 +39,8 @@ __all__ = [
     "ACTIVATIONS",
     "adam",
     "build_seeded",
+    "cpu_threads",
+    "fit_threads",
     "generator_from",
     "graph_adam",
     "mlp",
@@ -48,6 +51,8 @@ __all__ = [
 ]
 
 ACTIVATIONS = ("relu", "tanh", "elu", "softplus")
+#: Torch's intra-op threads at import (one per core by default): the most a fit uses.
+_DEFAULT_THREADS = max(1, int(torch.get_num_threads()))
 
 
 def generator_from(rng: np.random.Generator, device: Any = "cpu") -> Any:
@@ -70,6 +75,48 @@ def seeded_global_rng(seed: int, device: Any) -> Iterator[None]:
         if on_cuda:
             torch.cuda.manual_seed(seed)
         yield
+
+
+def fit_threads() -> int:
+    """Torch (and BLAS) threads for one CPU fit: ``PRIVWATCH_THREADS`` when set, else the
+    cores this process may use less those other processes keep busy right now (the runnable
+    count of ``/proc/loadavg``, ourselves excluded), at least 1 and at most torch's default.
+
+    Small networks train in many short steps; every step waits for its slowest thread, so a
+    thread that shares a core with another busy process stalls the rest (issue #41 item 7: a
+    COMPAS fit took 141 s beside one busy process on 2 cores, 22 s alone)."""
+    env = os.environ.get("PRIVWATCH_THREADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    busy = 0
+    try:
+        with open("/proc/loadavg", encoding="ascii") as fh:
+            busy = max(0, int(fh.read().split()[3].split("/")[0]) - 1)
+    except (OSError, ValueError, IndexError):  # pragma: no cover - not Linux
+        busy = 0
+    return max(1, min(_DEFAULT_THREADS, cores - busy))
+
+
+@contextmanager
+def cpu_threads(device: Any = "cpu") -> Iterator[int]:
+    """Run a fit with :func:`fit_threads` torch and BLAS threads on the CPU (torch's count is
+    restored on exit); on another device, unchanged."""
+    if device is not None and torch.device(device).type != "cpu":
+        yield torch.get_num_threads()
+        return
+    from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]  # sklearn dep
+
+    n, old = fit_threads(), torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        with threadpool_limits(limits=n):
+            yield n
+    finally:
+        torch.set_num_threads(old)
 
 
 def adam(params: Any, lr: float, weight_decay: float = 0.0) -> Any:

@@ -79,7 +79,9 @@ def resolve_estimator(name: str, rng: int) -> LiftEstimator | None:
     if name == "plugin":
         return None
     if name == "classifier":
-        return ClassifierLift(rng=rng)
+        # two networks per model: cross-fitting already averages 3 splits' fold models per
+        # record, and 16 models x 5 networks cost 6x on a shared 2-core machine (#41 item 7)
+        return ClassifierLift(rng=rng, n_ensemble=2)
     if name == "dv":
         return DVLift(rng=rng)
     return make_lift_estimator(name, rng=rng)  # auto (#16) or one AutoLift family

@@ -105,9 +105,12 @@ class LiftStack:
         stacks: dict[tuple[Any, ...], list[Any]] = {}
         for plan in self.plans:
             stacks.setdefault(_settings(plan.estimator), []).append(plan)
-        for plans in stacks.values():
-            groups = None if self.streamed else self.groups
-            finish_members(plans, train_stacked(plans, groups, self.device))
+        from .._torch import cpu_threads
+
+        with cpu_threads(self.device):  # threads capped to the free cores (issue #41 item 7)
+            for plans in stacks.values():
+                groups = None if self.streamed else self.groups
+                finish_members(plans, train_stacked(plans, groups, self.device))
 
 
 def fit_together(estimators: Sequence[Any], data: Sequence[tuple[Any, Any]]) -> None:
