@@ -108,24 +108,19 @@ def test_audit_compas_writes_every_output(tmp_path: Path) -> None:
 
 def test_audit_csv_with_given_epsilon_and_relaxation(tmp_path: Path) -> None:
     path = _csv(tmp_path, _table())
-    out = tmp_path / "o"
-    res = _audit(
-        str(path),
-        "--sensitive",
-        "s",
-        "--observed",
-        "a,b",
-        "--epsilon",
-        "0.2",
-        "--delta",
-        "0.05",
-        "--out",
-        str(out),
-    )
+    args = [str(path), "--sensitive", "s", "--observed", "a,b", "--delta", "0.05"]
+    # epsilon 2 holds for every tuple of this table: MET, held-out breach within delta
+    res = _audit(*args, "--epsilon", "2", "--out", str(tmp_path / "o"))
     assert res.exit_code == 0, res.output
-    leak = json.loads((out / "leakage.json").read_text())
-    assert leak["epsilon"] == 0.2 and leak["settings"]["delta"] == 0.05
+    leak = json.loads((tmp_path / "o" / "leakage.json").read_text())
+    assert leak["epsilon"] == 2.0 and leak["settings"]["delta"] == 0.05
     assert leak["guarantee"]["breach_probability"] <= 0.05
+    # epsilon 0.2: `a` moves p(s) by 0.34-0.51 nats in every tuple, so the watchdog merges all
+    # six tuples and keeps nothing: NOT MET with that reason (it said MET before #41)
+    res = _audit(*args, "--epsilon", "0.2", "--out", str(tmp_path / "o2"))
+    assert res.exit_code == 3, res.output
+    leak = json.loads((tmp_path / "o2" / "leakage.json").read_text())
+    assert leak["status"] == "not_met" and "keeps any information" in " ".join(leak["reasons"])
 
 
 @pytest.mark.parametrize(
