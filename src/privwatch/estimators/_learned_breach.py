@@ -211,14 +211,14 @@ def learned_breach(
     shifts = g.standard_normal(replicates)
     marker = _marker_breaks(counts, flagged, eps, disc, replicates, g)
     own = np.sqrt(1.0 - common**2) * kept_sd
-    draws = []
+    shares: list[FloatArray] = []
     for r in range(replicates):
         p = _breach(kept_ll + common * kept_sd * shifts[r], own, eps, disc)
         mean, var = float(p.sum()), float((p * (1 - p)).sum())
         broken = np.clip(g.normal(mean, np.sqrt(var), size=per), 0.0, float(len(p)))
         broken = broken + (n_flag if marker[r] else 0.0)
-        draws.append(g.beta(broken + 1e-3, n - broken + 1e-3))
-    lo, hi = np.quantile(np.concatenate(draws), [0.025, 0.975])
+        shares.append(g.beta(broken + 1e-3, n - broken + 1e-3))
+    lo, hi = np.quantile(np.concatenate(shares), [0.025, 0.975])
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = (flagged / max(n_flag, 1.0)) / (counts / n)
         marker_ll = np.log(np.maximum(ratio, 1e-12))
