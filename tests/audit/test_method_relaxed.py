@@ -15,7 +15,6 @@ from typer.testing import CliRunner
 
 import privwatch as pw
 from privwatch.audit import METHODS
-from privwatch.audit import _registry as registry
 from privwatch.cli import app
 from privwatch.release import Generalisation
 from privwatch.release.heldout import verdict_rule
@@ -107,14 +106,10 @@ def test_an_audit_with_delta_on_that_population_is_never_met_above_twice_delta()
 
 
 @pytest.mark.parametrize("method", ["relaxed", "watchdog"])
-def test_save_and_apply_round_trip(
-    method: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_save_and_apply_round_trip(method: str, tmp_path: Path) -> None:
     df = _draw(2000, 3)
     data = tmp_path / "data.csv"
     df.to_csv(data, index=False)
-    if method == "watchdog":  # the plug-in watchdog, until an option names it
-        monkeypatch.setattr(registry, "choose_method", lambda spec: "watchdog")
     args = [
         "audit",
         str(data),
@@ -128,7 +123,8 @@ def test_save_and_apply_round_trip(
         "--save-mechanism",
         str(tmp_path / "m.json"),
     ]
-    res = runner.invoke(app, [*args, *(["--delta", "0.05"] if method == "relaxed" else [])])
+    extra = ["--delta", "0.05"] if method == "relaxed" else ["--method", "watchdog"]
+    res = runner.invoke(app, [*args, *extra])
     assert res.exit_code in (0, 3), res.output
     mech = Generalisation.load(tmp_path / "m.json")
     assert mech.method == method
