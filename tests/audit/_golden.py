@@ -41,17 +41,37 @@ DROPPED_KEYS = ("stamp", "date", "privwatch_version", "written", "seconds")
 PATH_KEYS = ("source",)
 
 
+#: How far a value computed by float32 torch training may lie from its golden (absolute; the
+#: values are log-lifts and epsilons in nats, and mutual information, all of order 0.01-1).
+#: Measured by ``benchmarks/hardware_spread.py`` (``benchmarks/results/hardware_spread.json``,
+#: 2026-11-27, commit 1512c44): on one 2-core AMD EPYC, ``ATEN_CPU_CAPABILITY`` default / avx2 /
+#: unset (AVX-512) with 1 and 2 threads, the streamed route's per-record risks and log-lifts
+#: moved by at most 1.16e-7 (every record, ``default`` only; avx2 and AVX-512 gave the golden
+#: bit for bit), ``effective_epsilon`` by 2.2e-9 and the mutual information estimate by 2.5e-10;
+#: issue #45's Intel Xeon (AVX-512 + AMX) moved ``effective_epsilon`` by 1.2e-8. 1e-6 is about 9x
+#: the largest of these (8 float32 ulps at 1.0). A real change of the route's results moves them
+#: by far more: with ``--seed 1`` (another fold split and initialisation) ``effective_epsilon``
+#: moved by 4.7e-4 and the risks by 0.049 (median; ``benchmarks/hardware_spread_power.py``).
+#: Everything else is compared exactly.
+FLOAT32_ATOL = 1e-6
+
+
 @dataclass(frozen=True)
 class Case:
     """One golden audit: its command-line arguments (after ``privwatch audit``) and outputs.
 
     ``args`` receives the folder of the inputs; ``files`` are the output files compared (a
     ``release.parquet`` is compared as a CSV of its rows sorted by ``privwatch_row``).
+    ``float32`` names the values computed by float32 torch training, which the CPU's kernels
+    round differently: ``leakage.json`` key paths (``/guarantee/effective_epsilon``) and CSV
+    columns (``release.parquet.csv.gz:risk``), compared within :data:`FLOAT32_ATOL`; every other
+    value (counts, flags, released values, texts, float64 results) is compared exactly.
     """
 
     name: str
     args: Callable[[Path], list[str]]
     files: tuple[str, ...]
+    float32: tuple[str, ...] = ()
 
 
 def _bundled_compas() -> Path:
@@ -88,7 +108,22 @@ CASES = {
         Case("raw_compas", _raw_compas_args, MEMORY_FILES),
         Case("parquet_duckdb", _engine_args("duckdb"), ENGINE_FILES),
         Case("parquet_polars", _engine_args("polars"), ENGINE_FILES),
-        Case("stream_neural", _stream_args, ENGINE_FILES),
+        # The classifier's scores: the flags they give are exact (the nearest golden risk lies
+        # 2.7e-4 from the threshold 0.3, 2,000x the measured spread), so flags, counts and the
+        # released values are compared exactly.
+        Case(
+            "stream_neural",
+            _stream_args,
+            ENGINE_FILES,
+            float32=(
+                "/guarantee/effective_epsilon",
+                "/before/mutual_information_estimate",
+                "/mutual_information_estimate",
+                "release.parquet.csv.gz:risk",
+                "release.parquet.csv.gz:log_lift[0]",
+                "release.parquet.csv.gz:log_lift[1]",
+            ),
+        ),
     )
 }
 
@@ -282,16 +317,30 @@ def _write_parts(frame: pd.DataFrame, folder: Path, split: int, group: int) -> N
     frame.iloc[split:].to_parquet(folder / "part-1.parquet", index=False, row_group_size=group)
 
 
-def first_difference(name: str, got: bytes, want: bytes) -> str | None:
-    """None when ``got`` matches the golden ``want``; else where they first differ."""
+def first_difference(
+    name: str, got: bytes, want: bytes, float32: tuple[str, ...] = ()
+) -> str | None:
+    """None when ``got`` matches the golden ``want``; else where they first differ.
+
+    Values named in ``float32`` (see :class:`Case`) may differ by :data:`FLOAT32_ATOL`."""
     if name == "leakage.json":
-        return _json_difference(json.loads(got), json.loads(want), "")
+        return _json_difference(json.loads(got), json.loads(want), "", float32)
     got_lines, want_lines = got.decode().splitlines(), want.decode().splitlines()
     header = want_lines[0].split(",") if want_lines else []
+    close = {j for j, c in enumerate(header) if f"{name}:{c}" in float32}
     for i, (g, w) in enumerate(zip(got_lines, want_lines, strict=False)):
         if g != w:
             gf, wf = g.split(","), w.split(",")
-            col = next((j for j, (a, b) in enumerate(zip(gf, wf, strict=False)) if a != b), None)
+            col = next(
+                (
+                    j
+                    for j, (a, b) in enumerate(zip(gf, wf, strict=False))
+                    if a != b and not (i > 0 and j in close and _close(a, b))
+                ),
+                None,
+            )
+            if col is None and len(gf) == len(wf):
+                continue  # only float32 values, each within FLOAT32_ATOL
             where = f", column {header[col]!r}" if col is not None and col < len(header) else ""
             return f"line {i + 1}{where}: got {g!r}, golden {w!r}"
     if len(got_lines) != len(want_lines):
@@ -299,7 +348,20 @@ def first_difference(name: str, got: bytes, want: bytes) -> str | None:
     return None
 
 
-def _json_difference(got: Any, want: Any, key: str) -> str | None:
+def _close(got: Any, want: Any) -> bool:
+    """Two float32-derived values (numbers or their CSV texts) within :data:`FLOAT32_ATOL`."""
+    try:
+        a, b = float(got), float(want)
+    except (TypeError, ValueError):
+        return False
+    return (
+        isinstance(got, (str, float))
+        and type(got) is type(want)
+        and (a == b or abs(a - b) <= FLOAT32_ATOL)
+    )
+
+
+def _json_difference(got: Any, want: Any, key: str, float32: tuple[str, ...] = ()) -> str | None:
     """The first golden key whose value differs (keys the code adds beside them are allowed)."""
     if isinstance(want, dict):
         if not isinstance(got, dict):
@@ -307,7 +369,7 @@ def _json_difference(got: Any, want: Any, key: str) -> str | None:
         for k, w in want.items():
             if k not in got:
                 return f"{key}/{k}: missing (golden {w!r:.200})"
-            found = _json_difference(got[k], w, f"{key}/{k}")
+            found = _json_difference(got[k], w, f"{key}/{k}", float32)
             if found:
                 return found
         return None
@@ -315,13 +377,15 @@ def _json_difference(got: Any, want: Any, key: str) -> str | None:
         if not isinstance(got, list) or len(got) != len(want):
             return f"{key}: got {got!r:.200}, golden {want!r:.200}"
         for i, (g, w) in enumerate(zip(got, want, strict=True)):
-            found = _json_difference(g, w, f"{key}[{i}]")
+            found = _json_difference(g, w, f"{key}[{i}]", float32)
             if found:
                 return found
         return None
     same = got == want or (
         isinstance(got, float) and isinstance(want, float) and math.isnan(got) and math.isnan(want)
     )
+    if key in float32 and isinstance(want, float) and _close(got, want):
+        return None
     return None if same and type(got) is type(want) else f"{key}: got {got!r}, golden {want!r}"
 
 
