@@ -69,7 +69,7 @@ def test_reproduce_refuses_to_overwrite_and_the_package(tmp_path: Path) -> None:
 def test_gallery_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``python -m privwatch.gallery`` (its parser lives in ``privwatch.cli``): lists, refuses a
     run without an output folder (argparse's status 2 and usage), runs into ``--out``."""
-    from privwatch.cli._gallery import main
+    from privwatch.gallery._command import main
 
     assert main(["--list"]) == 0
     assert "sadeghi2020_watchdog_mc  " in capsys.readouterr().out

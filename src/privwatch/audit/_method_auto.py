@@ -151,7 +151,7 @@ def _alternative(row: Mapping[str, Any], title: str, spec: AuditSpec) -> dict[st
         else f", held-out breach {pct(held['estimate'])} (95 % up to {pct(held['interval'][1])})"
     )
     met = row["status"] == "met"
-    verdict = "met" if met else "not met"
+    verdict = "met" if met else "not feasible (not met)"
     return {
         "epsilon": row["epsilon"],
         "disclosure": spec.disclosure,

@@ -31,7 +31,8 @@ def apply_command(
     ] = False,
 ) -> None:
     """Release new records through a fitted generalisation (values never seen: '*')."""
-    with writes_or_leaves_nothing(out):  # an error: one line, exit 2, no folder left behind
+    # an error: one line, exit 2, no folder left behind; `mechanism` is the argument MECHANISM
+    with writes_or_leaves_nothing(out, {"mechanism": "MECHANISM"}):
         batch = apply_saved_mechanism(
             mechanism, data, out, overwrite=overwrite, sep=sep, encoding=encoding, seed=seed
         )

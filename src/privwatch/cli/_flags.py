@@ -31,7 +31,6 @@ PARAM_FLAGS = {
     "source": "DATA",
     "data": "DATA",
     "path": "DATA",
-    "mechanism": "MECHANISM",
     "dataset": "--dataset",
     "config": "--config",
     "specs": "--bins",
@@ -48,15 +47,19 @@ _NAME = re.compile(
 )
 
 
-def flag(name: str) -> str:
-    """The flag of parameter ``name`` (``max_suppressed`` -> ``--max-suppressed``)."""
+def flag(name: str, positional: Mapping[str, str] | None = None) -> str:
+    """The flag of parameter ``name`` (``max_suppressed`` -> ``--max-suppressed``); a command
+    whose parameter is an argument names it in ``positional`` (``privwatch apply``:
+    ``{"mechanism": "MECHANISM"}``, where ``privwatch check`` has ``--mechanism``)."""
+    if positional and name in positional:
+        return positional[name]
     return PARAM_FLAGS.get(name, "--" + name.replace("_", "-"))
 
 
-def _replace(match: re.Match[str]) -> str:
+def _replace(match: re.Match[str], positional: Mapping[str, str] | None = None) -> str:
     name = match.group(1)
     value = next((g for g in match.groups()[1:] if g is not None), None)
-    text = flag(name)
+    text = flag(name, positional)
     if value is None:
         return text
     if value in ("True", "False") and text.startswith("--"):  # a switch takes no value
@@ -66,15 +69,16 @@ def _replace(match: re.Match[str]) -> str:
     return f"{text} {value}"
 
 
-def to_flags(message: str) -> str:
-    """``message`` with every backticked parameter (and ``=value``) written as its flag.
+def to_flags(message: str, positional: Mapping[str, str] | None = None) -> str:
+    """``message`` with every backticked parameter (and ``=value``) written as its flag
+    (``positional``: the command's arguments, see :func:`flag`).
 
     >>> to_flags("allow `max_suppressed`=0.2 or `disclosure`='positive'")
     'allow --max-suppressed 0.2 or --disclosure positive'
     >>> to_flags("bin it or pass `force`=True. With `local`=False, `max_suppressed`=0.1.")
     'bin it or pass --force. With --no-local, --max-suppressed 0.1.'
     """
-    return _NAME.sub(_replace, message)
+    return _NAME.sub(lambda m: _replace(m, positional), message)
 
 
 #: Option values that need no flag (the command line's defaults).

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,15 +40,18 @@ DATASETS: dict[str, tuple[str, list[str], dict[str, BinSpec]]] = {
 ALIASES = {"save_mechanism": "save_mechanism_to", "json": "as_json"}
 
 
-def fail(message: str) -> None:
-    """Print a one-line error (parameters named as flags: :func:`to_flags`) and exit with
-    status 2."""
-    err_console.print(f"[bold red]error:[/] {to_flags(message)}", highlight=False, soft_wrap=True)
+def fail(message: str, positional: Mapping[str, str] | None = None) -> None:
+    """Print a one-line error (parameters named as flags: :func:`to_flags`; ``positional``: the
+    command's arguments) and exit with status 2."""
+    text = to_flags(message, positional)
+    err_console.print(f"[bold red]error:[/] {text}", highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
 
 
 @contextlib.contextmanager
-def writes_or_leaves_nothing(out: Path) -> Iterator[None]:
+def writes_or_leaves_nothing(
+    out: Path, positional: Mapping[str, str] | None = None
+) -> Iterator[None]:
     """A command that writes to the folder ``out``: within the block SIGTERM raises
     (:func:`sigterm_raises`); an interruption exits with status 130, a privwatch error or an
     I/O error with a one-line error and status 2, and either way a folder the command created
@@ -68,7 +71,7 @@ def writes_or_leaves_nothing(out: Path) -> Iterator[None]:
     except (PrivwatchError, OSError) as exc:
         remove_if_empty()
         if isinstance(exc, PrivwatchError):
-            fail(str(exc))
+            fail(str(exc), positional)
         fail(f"could not write the outputs to {out}: {exc}; nothing was left there.")
     except Exception:  # a bug: its traceback is shown, and still nothing is left behind
         remove_if_empty()
