@@ -29,6 +29,7 @@ from ..release import (
     classic_report,
     inference_attack,
 )
+from ._leakage import release_joint
 
 __all__ = [
     "ATTACK_RISK_THRESHOLD",
@@ -103,15 +104,6 @@ def map_through(
     return out, unseen
 
 
-def _joint(sensitive: pd.Series, released: pd.DataFrame) -> np.ndarray:
-    cells = pd.factorize(pd.MultiIndex.from_frame(released.astype(str)))[0]
-    s_codes = pd.factorize(sensitive, sort=True)[0]
-    p = np.zeros((int(s_codes.max()) + 1, int(cells.max()) + 1))
-    np.add.at(p, (s_codes, cells), 1.0)
-    out: np.ndarray = p / p.sum()
-    return out
-
-
 def attack_section(
     source: pd.DataFrame,
     found: ReleaseResult,
@@ -139,7 +131,7 @@ def attack_section(
     for s in sens:
         rel = released.assign(**{s: train[s].to_numpy()})
         ctl = control_released.assign(**{s: control[s].to_numpy()})
-        joint = _joint(source[s].reset_index(drop=True), found.released[obs])
+        joint = release_joint(source[s].reset_index(drop=True), found.released[obs])
         res = inference_attack(rel, rel, ctl, obs, s, joint=joint, rng=rng)
         prior = float(source[s].value_counts(normalize=True).iloc[0])
         bayes = float(bayes_attack_success(joint))
