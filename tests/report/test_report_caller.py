@@ -155,3 +155,24 @@ def test_check_report_states_its_command(tmp_path: Path, monkeypatch: pytest.Mon
     res = _cli(command.replace("--out first", "--out second"))
     assert res.exit_code in (0, 3), res.output
     assert _leakage(tmp_path / "second") == _leakage(tmp_path / "first")
+
+
+def test_an_engine_audit_does_not_advise_a_save_it_refuses(tmp_path: Path) -> None:
+    """The engine route cannot save a mechanism (the records are not in memory), and its
+    release.parquet holds every input column beside the released ones: a met audit's next step
+    says which columns to publish and that saving needs the records in memory, instead of the
+    in-memory route's "save it with --save-mechanism" (which the command refuses there)."""
+    from privwatch.report import next_steps
+
+    pytest.importorskip("duckdb")
+    data = tmp_path / "c.parquet"
+    load_compas().to_parquet(data)
+    (tmp_path / "o").mkdir()
+    observed = ["sex", "age_cat", "priors_count"]
+    result = run(source=str(data), sensitive="race", observed=observed, epsilon=1.5,
+                 engine="duckdb", out=tmp_path / "o", checks=False)  # fmt: skip
+    assert result.route == "engine" and result.satisfied
+    (step,) = next_steps(result)
+    assert "release_sex, release_age_cat, release_priors_count" in step, step
+    assert "sensitive one included" in step and "save_mechanism" in step, step
+    assert "then privwatch apply" not in step, step

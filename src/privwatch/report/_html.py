@@ -13,7 +13,7 @@ import jinja2
 import numpy as np
 import pandas as pd
 
-from ..audit import Caller
+from ..audit import RECORDS_FILE, Caller
 from ..release.heldout import TOLERANCE, verdict_rule
 from ._figures import risk_counts
 from ._words import GLOSSARY, MEASURE_NAMES, fmt, pct, pct_ci
@@ -104,6 +104,15 @@ def _steps(result: Audit) -> list[str]:
             "Do not publish this release as it stands. privwatch audit ORIGINAL searches a "
             "release of the same records that is met at this epsilon (or says why none is); "
             "or re-release with coarser generalisation in the tool that made it and check again."
+        ]
+    if found.satisfied and result.route != "memory":  # no mechanism to save off memory
+        released = ", ".join("release_" + str(c) for c in result.settings.get("observed") or [])
+        return [
+            f"Publish only a record key and the released columns ({released}) of "
+            f"{RECORDS_FILE}: the file also holds every input column, the sensitive one "
+            f"included, and each record's scores. Saving the generalisation for new records "
+            f"needs the records in memory (`save_mechanism` is refused on the {result.route} "
+            f"route)."
         ]
     if found.satisfied:
         return [
