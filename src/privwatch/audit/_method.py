@@ -159,6 +159,7 @@ class AuditView(Protocol):
     found: ReleaseResult | None
     data: pd.DataFrame | None
     release: pd.DataFrame | None
+    method_detail: Any
 
 
 class SavedMechanism(Protocol):

@@ -78,11 +78,11 @@ class RandomizedMethod(ReleaseMethod):
             scores=scores,
             guarantee=guarantee,
             summary={"n_randomized": done.altered_records},
-            tally=done,
-        )  # fmt: skip (tally: the release, for leakage; the route keeps no other use of it)
+            detail=done,
+        )  # fmt: skip
 
     def leakage(self, spec: AuditSpec, measured: Measured, decision: Decision) -> dict[str, Any]:
-        done: RandomizedRelease = decision.tally
+        done: RandomizedRelease = decision.detail
         m = measured
         assert m.joint is not None
         held = done.held_out
@@ -141,18 +141,14 @@ class RandomizedMethod(ReleaseMethod):
         return rows
 
     def mechanism(self, result: AuditView) -> SavedMechanism:
-        """The channel (:class:`~privwatch.release.randomized.RandomizedMechanism`), solved
-        again on the audited records with the audit's settings (deterministic given the seed)."""
-        s, data = result.settings, result.data
-        if data is None:
-            raise ValidationError("`save_mechanism` needs the audited records; got none.")
-        seed = s.get("rng")
-        done = randomize_release(
-            data, s["sensitive"], list(s["observed"]), float(result.epsilon),
-            disclosure=s.get("disclosure", "both"), folds=int(s.get("folds") or 0),
-            seed=seed if isinstance(seed, int) else 0,
-            tolerance=float(s.get("held_out_tolerance") or 0.05),
-        )  # fmt: skip
+        """The channel the audit released through
+        (:class:`~privwatch.release.randomized.RandomizedMechanism`), kept by the audit."""
+        done = result.method_detail
+        if not isinstance(done, RandomizedRelease):
+            raise ValidationError(
+                "`save_mechanism` needs the audit's randomized release; got none."
+            )
+        s = result.settings
         return RandomizedMechanism.from_release(
             done,
             bins=s.get("bins"),

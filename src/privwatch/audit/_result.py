@@ -74,6 +74,9 @@ class Audit:
     caller: Caller | None = field(repr=False, default=None)
     #: The release method that decided (None: a release made elsewhere, judged by ``check``).
     release_method: ReleaseMethod | None = field(repr=False, default=None)
+    #: The release method's own result (``Decision.detail``: the randomized release with its
+    #: channel, the plug-in watchdogs' partition), for its mechanism; None when it has none.
+    method_detail: Any = field(repr=False, default=None)
 
     @property
     def satisfied(self) -> bool:

@@ -195,6 +195,7 @@ class MemoryRoute(Route):
             data=m.frame,
             input_rows=m.input_rows,
             release_method=d.method,
+            method_detail=dec.detail,
         )
 
     @staticmethod
