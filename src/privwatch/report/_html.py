@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..audit import RECORDS_FILE, Caller
 from ..release.heldout import TOLERANCE, verdict_rule
+from ..release.search import MAX_NODES, MIN_CLASS_SIZE
 from ._figures import risk_counts
 from ._words import GLOSSARY, MEASURE_NAMES, fmt, pct, pct_ci
 
@@ -60,8 +61,8 @@ def _setting(value: Any) -> str:
 def _args(args: dict[str, Any], base: dict[str, Any]) -> str:
     """The options an alternative changes from the audit's own, as `name`=value."""
     own = {**base, "local": base.get("local_recoding", True)}
-    own.setdefault("max_nodes", 200)
-    own.setdefault("min_class_size", 1)
+    own.setdefault("max_nodes", MAX_NODES)
+    own.setdefault("min_class_size", MIN_CLASS_SIZE)
     changed = {k: v for k, v in args.items() if own.get(k) != v}
     return " ".join(f"`{k}`={v:.4g}" if isinstance(v, float) else f"`{k}`={v!r}"
                     for k, v in changed.items())  # fmt: skip
