@@ -18,6 +18,9 @@
   passes (the verdict rule of :mod:`privwatch.release.heldout`);
 - ``_frontier.py``: the frontier (information kept and records suppressed against epsilon);
   ``_alternatives.py``: the nearest settings to try when a release is not met;
+- ``_randomize.py``: ``suppression="randomize"``: the suppressed cells released through an LP
+  channel instead of ``*`` (:class:`SuppressionChannel`, its saved form
+  :func:`suppression_mechanism`);
 - ``_per_tuple.py``: the release labelled onto tuples and records; ``_result.py``:
   :class:`ReleaseResult` and :class:`ReleaseNotMetWarning`.
 """
@@ -27,6 +30,7 @@ from ._find_release import find_release
 from ._held_out import held_out_check
 from ._margin import MARGINS
 from ._options import MAX_NODES, MAX_SUPPRESSED, MIN_CLASS_SIZE, SearchOptions
+from ._randomize import SUPPRESSIONS, SuppressionChannel, suppression_mechanism
 from ._result import ReleaseNotMetWarning, ReleaseResult
 
 __all__ = [
@@ -34,10 +38,13 @@ __all__ = [
     "MAX_NODES",
     "MAX_SUPPRESSED",
     "MIN_CLASS_SIZE",
+    "SUPPRESSIONS",
     "ReleaseNotMetWarning",
     "ReleaseResult",
     "SearchCache",
     "SearchOptions",
+    "SuppressionChannel",
     "find_release",
     "held_out_check",
+    "suppression_mechanism",
 ]

@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..cells import table_protection
 from ..heldout import FOLDS, TOLERANCE, held_out_verdict, not_met_reasons
-from ..hierarchies import Hierarchy
+from ..hierarchies import SUPPRESSED, Hierarchy
 from ._alternatives import suggest as suggest_alternatives
 from ._cache import SearchCache
 from ._counting import count_space
@@ -33,6 +33,7 @@ from ._margin import Searched, search_to_pass
 from ._one_search import in_sample_check, input_information, kept_information
 from ._options import MAX_NODES, MAX_SUPPRESSED, MIN_CLASS_SIZE, SearchOptions
 from ._per_tuple import per_tuple_table, record_tables, unique_records
+from ._randomize import check_suppression, randomize_suppression
 from ._result import ReleaseNotMetWarning, ReleaseResult
 from ._validate import check_request
 
@@ -61,6 +62,7 @@ def find_release(
     rng: int = 0,
     aim: bool = True,
     cache: SearchCache | None = None,
+    suppression: str = "star",
 ) -> ReleaseResult:
     """Search the most informative release of ``frame`` that meets epsilon-lift privacy.
 
@@ -88,6 +90,10 @@ def find_release(
         The frontier's epsilons (default: 0.25, 0.5, 1, 2, 3 and ``epsilon``).
     cache : SearchCache, optional
         Reuse the count table and searches across calls on one ``frame`` (:class:`SearchCache`).
+    suppression : {"star", "randomize"}
+        ``"randomize"``: the cells the search suppresses are released through an LP channel
+        instead of one ``*`` when that is met and keeps more I(X; Y) (:mod:`~._randomize`;
+        ``result.suppression`` says which and why).
 
     Examples
     --------
@@ -101,6 +107,7 @@ def find_release(
         confidence=confidence, max_nodes=max_nodes, useful=useful, min_class_size=min_class_size,
     )  # fmt: skip
     sens = check_request(frame, sensitive, observed, options, folds, held_out_tolerance)
+    check_suppression(suppression, useful)
     space, row_of = _space(
         frame, sens, observed, hierarchies, options, folds, counts_column, rng, cache
     )
@@ -115,9 +122,44 @@ def find_release(
     result = _result(frame, observed, row_of, found, frontier, reasons, alternatives)
     result.per_value = protection
     result.held_out_verdict = held_out_verdict(found.held, held_out_tolerance)
+    if suppression == "randomize":
+        _randomize(result, frame, observed, row_of, found, folds, held_out_tolerance, rng)
+        reasons = result.reasons
     if reasons:
         warnings.warn("; ".join(reasons), ReleaseNotMetWarning, stacklevel=2)
     return result
+
+
+def _randomize(
+    result: ReleaseResult,
+    frame: pd.DataFrame,
+    observed: Sequence[str],
+    row_of: IntArray,
+    found: Searched,
+    folds: int,
+    tolerance: float,
+    rng: int,
+) -> None:
+    """Release the suppressed cells through the LP channel (:mod:`~._randomize`) when it is met
+    and keeps more; the result's release, figures and verdict become the channel's."""
+    sc = randomize_suppression(
+        found.fitter.space, found.fit.plan, found.options, frame, list(observed), row_of,
+        folds=folds, tolerance=tolerance, seed=rng, star_held=found.held,
+        star_reasons=result.reasons, protection=result.per_value,
+    )  # fmt: skip
+    result.suppression = sc
+    if not sc.randomized:
+        return
+    result.released = sc.released
+    result.information_nats = sc.information_nats
+    result.held_out = sc.held_out
+    result.held_out_verdict = sc.verdict
+    result.reasons = list(sc.reasons)
+    result.satisfied = not sc.reasons
+    result.alternatives = [] if result.satisfied else result.alternatives
+    result.max_log_lift = sc.worst_log_lift_in_sample
+    result.suppressed_records = int((sc.released == SUPPRESSED).all(axis=1).sum())
+    result.perturbed_records = sc.altered_records
 
 
 def _advice(

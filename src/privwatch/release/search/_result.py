@@ -61,6 +61,9 @@ class ReleaseResult:
     mapping: pd.DataFrame = field(repr=False, default_factory=pd.DataFrame)
     per_value: list[dict[str, Any]] = field(default_factory=list)
     held_out_verdict: str | None = None
+    #: ``suppression="randomize"``: the channel that replaced the '*' (or why it did not);
+    #: a :class:`~._randomize.SuppressionChannel`, None with the default ``"star"``.
+    suppression: Any = field(repr=False, default=None)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``release`` / ``guarantee`` / ``held_out`` / ``frontier`` parts of leakage.json."""
@@ -99,6 +102,7 @@ class ReleaseResult:
                 "verdict": self.held_out_verdict,
             },
             "frontier": self.frontier,
+            **({} if self.suppression is None else {"suppression": self.suppression.to_dict()}),
         }
 
 
