@@ -20,6 +20,7 @@ from ._audit import audit_command
 from ._check import check_command
 from ._io import console, err_console, fail, load_input
 from ._reproduce import reproduce_command
+from ._serve import serve_command
 
 app = typer.Typer(
     help="privwatch: information-theoretic privacy of data releases.",
@@ -118,6 +119,7 @@ app.command("audit")(audit_command)
 app.command("apply")(apply_command)
 app.command("check")(check_command)
 app.command("reproduce")(reproduce_command)
+app.command("serve")(serve_command)
 
 
 def main() -> None:

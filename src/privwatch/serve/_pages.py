@@ -1,0 +1,267 @@
+"""The web app's pages, rendered on the server (Jinja2, every value escaped): source ->
+columns and settings -> run (live progress, cancel) -> results -> history. The one script
+(``static/app.js``) only follows a running job's progress; every step works as a form."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import jinja2
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+
+from ..audit import BUNDLED, DISCLOSURES, ESTIMATORS, METHODS
+from ..engines import read_table
+from ..exceptions import PrivwatchError, ValidationError
+from ..preprocessing import parse_bins
+from ._api import job_view
+from ._columns import profile
+from ._figure import frontier_svg
+from ._requests import audit_options, resolve_path, save_upload
+from ._service import Service
+
+__all__ = ["render", "router"]
+
+router = APIRouter(include_in_schema=False)
+_env = jinja2.Environment(
+    loader=jinja2.PackageLoader("privwatch.serve", "templates"),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+)
+#: The settings of the form: name, label, help (the glossary's words, shortened).
+SETTINGS = [
+    (
+        "epsilon",
+        "epsilon (nats)",
+        "The largest |log-lift| allowed: how far seeing a released "
+        "record may move a belief about the sensitive value. Empty: proposed from the data.",
+    ),
+    (
+        "held_out_tolerance",
+        "held-out tolerance",
+        "The share of people outside the audited "
+        "records whose released cell may break epsilon (upper end of the 95 % interval).",
+    ),
+    (
+        "max_suppressed",
+        "suppression limit",
+        "The largest share of records the release may suppress to '*'.",
+    ),
+    ("confidence", "confidence", "A credible margin on each cell's lift (empty: none)."),
+    (
+        "min_class_size",
+        "minimum class size",
+        "Every released cell but '*' holds at least this "
+        "many records (k-anonymity of the release).",
+    ),
+    (
+        "delta",
+        "delta",
+        "The (epsilon, delta) relaxation: the share of records allowed to "
+        "break epsilon (empty: none).",
+    ),
+]
+
+
+def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    html = _env.get_template(template).render(**context)
+    return HTMLResponse(html, status_code=status)
+
+
+def _svc(request: Request) -> Service:
+    return request.app.state.service  # type: ignore[no-any-return]
+
+
+def _source_of(svc: Service, params: dict[str, str]) -> dict[str, str]:
+    """The source named by a page's query: ``dataset``, ``upload`` (a generated name) or
+    ``path`` (under the allowed root)."""
+    if params.get("dataset"):
+        if params["dataset"] not in BUNDLED:
+            raise ValidationError("no such data set.")
+        return {"dataset": params["dataset"]}
+    if params.get("upload"):
+        name = Path(params["upload"]).name
+        path = svc.store.uploads / name
+        if name != params["upload"] or not path.is_file():
+            raise ValidationError("no such upload.")
+        return {"upload": name, "path": str(path), "name": params.get("name") or name}
+    if params.get("path"):
+        path = resolve_path(params["path"], svc.config)
+        return {"path": str(path), "name": path.name, "server": params["path"]}
+    raise ValidationError("choose a source.")
+
+
+def _table(source: dict[str, str]) -> Any:
+    if "dataset" in source:
+        return BUNDLED[source["dataset"]][0]()
+    return read_table(source["path"])
+
+
+@router.get("/", response_class=HTMLResponse)
+async def index(request: Request) -> HTMLResponse:
+    svc = _svc(request)
+    return render(
+        request,
+        "index.html.j2",
+        jobs=svc.store.all()[:10],
+        server=svc.config.allow_root is not None,
+        datasets=sorted(BUNDLED),
+    )
+
+
+@router.post("/sources")
+async def new_source(request: Request) -> Response:
+    svc = _svc(request)
+    form = await request.form(max_files=1, max_fields=10)
+    upload = form.get("file")
+    try:
+        if isinstance(upload, UploadFile) and upload.filename:
+            path = await save_upload(upload, svc.config, svc.store.uploads)
+            query = {"upload": path.name, "name": Path(upload.filename).name}
+        elif form.get("path"):
+            query = {"path": str(resolve_path(str(form["path"]), svc.config))}
+        else:
+            query = {"dataset": str(form.get("dataset") or "compas")}
+    except OverflowError:
+        return render(request, "error.html.j2", 413, message="The file is larger than the limit.")
+    except ValidationError as exc:
+        return render(request, "error.html.j2", 422, message=str(exc))
+    return RedirectResponse(f"/columns?{urlencode(query)}", status_code=303)
+
+
+@router.get("/columns", response_class=HTMLResponse)
+async def columns(request: Request) -> HTMLResponse:
+    svc = _svc(request)
+    params = dict(request.query_params)
+    try:
+        source = _source_of(svc, params)
+        table = await run_in_threadpool(_table, source)
+    except (PrivwatchError, OSError, ValueError) as exc:
+        return render(request, "error.html.j2", 422, message=str(exc))
+    sensitive: str = ""
+    observed: list[str] = []
+    bins: dict[str, Any] = {}
+    if "dataset" in source:
+        _, sensitive, observed, bins = BUNDLED[source["dataset"]]
+    info = await run_in_threadpool(profile, table)
+    for col in info["columns"]:
+        edges = bins.get(col["name"])
+        col["bins"] = (
+            ""
+            if edges is None
+            else (str(edges) if isinstance(edges, int) else ",".join(f"{e:g}" for e in edges))
+        )
+        col["observed"] = col["name"] in observed or (
+            not observed and col["suggestion"] == "quasi-identifier"
+        )
+    return render(
+        request,
+        "columns.html.j2",
+        source=source,
+        info=info,
+        sensitive=sensitive,
+        settings=SETTINGS,
+        disclosures=DISCLOSURES,
+        methods=sorted(METHODS),
+        estimators=ESTIMATORS,
+        query=params,
+    )
+
+
+def _form_options(form: dict[str, Any], cols: list[str], source: dict[str, str]) -> dict[str, Any]:
+    """The audit options of the columns form; with a bundled data set, the columns and bins
+    equal to its own are left out (the command then reads ``--dataset compas`` alone)."""
+    options: dict[str, Any] = {"sensitive": form.get("sensitive") or None, "observed": cols}
+    bins = [f"{c}={form[f'bins_{c}']}" for c in cols if form.get(f"bins_{c}")]
+    options["bins"] = bins
+    for name, _, _ in SETTINGS:
+        value = form.get(name)
+        options[name] = None if value in (None, "") else float(value)
+    if options["min_class_size"] is not None:
+        options["min_class_size"] = int(options["min_class_size"])
+    for name in ("disclosure", "method", "estimator", "missing"):
+        options[name] = form.get(name) or None
+    if "dataset" in source:
+        _, sensitive, observed, preset = BUNDLED[source["dataset"]]
+        if options["sensitive"] == sensitive:
+            options.pop("sensitive")
+        if cols == list(observed):
+            options.pop("observed")
+        if parse_bins(bins) == {c: v for c, v in preset.items() if c in cols}:
+            options.pop("bins")
+    return {k: v for k, v in options.items() if v not in (None, [], "")}
+
+
+@router.post("/run")
+async def run_audit(request: Request) -> Response:
+    svc = _svc(request)
+    form = await request.form(max_fields=400)
+    fields = {k: v for k, v in form.items() if isinstance(v, str)}
+    try:
+        source = _source_of(
+            svc, {k: fields.get(k, "") for k in ("dataset", "upload", "path", "name")}
+        )
+        cols = [str(c) for c in form.getlist("observed")]
+        options = audit_options(_form_options(fields, cols, source), svc.config)
+    except (ValidationError, ValueError) as exc:
+        return render(request, "error.html.j2", 422, message=str(exc))
+    job_source = {k: v for k, v in source.items() if k in ("dataset", "path", "name")}
+    return RedirectResponse(f"/jobs/{svc.submit('audit', options, job_source)}", status_code=303)
+
+
+@router.get("/jobs/{job_id}", response_class=HTMLResponse)
+async def job_page(request: Request, job_id: str, point: int | None = None) -> HTMLResponse:
+    svc = _svc(request)
+    job = svc.store.get(job_id)
+    if job is None:
+        raise HTTPException(404, "no such job")
+    view = job_view(svc, job)
+    result = view.get("result") or {}
+    frontier = result.get("frontier") or []
+    chosen = frontier[point] if point is not None and 0 <= point < len(frontier) else None
+    svg = frontier_svg(frontier, result.get("epsilon"), point, f"/jobs/{job_id}")
+    return render(
+        request,
+        "job.html.j2",
+        job=view,
+        result=result,
+        svg=svg,
+        chosen=chosen,
+        point=point,
+        collection={"audit": "audits", "check": "checks"}.get(job["kind"], "apply"),
+    )
+
+
+@router.post("/jobs/{job_id}/cancel")
+async def cancel(request: Request, job_id: str) -> Response:
+    svc = _svc(request)
+    if svc.store.get(job_id) is None:
+        raise HTTPException(404, "no such job")
+    await svc.scheduler.cancel(job_id)
+    return RedirectResponse(f"/jobs/{job_id}", status_code=303)
+
+
+@router.post("/jobs/{job_id}/rerun")
+async def rerun(request: Request, job_id: str) -> Response:
+    """The same audit at the epsilon of a chosen frontier point: its release to download."""
+    svc = _svc(request)
+    job = svc.store.get(job_id)
+    form = await request.form(max_fields=5)
+    if job is None or job["kind"] != "audit":
+        raise HTTPException(404, "no such job")
+    try:
+        options = audit_options(
+            {**job["options"], "epsilon": float(str(form.get("epsilon")))}, svc.config
+        )
+    except (ValidationError, ValueError) as exc:
+        return render(request, "error.html.j2", 422, message=str(exc))
+    return RedirectResponse(f"/jobs/{svc.submit('audit', options, job['source'])}", status_code=303)
+
+
+@router.get("/history", response_class=HTMLResponse)
+async def history(request: Request) -> HTMLResponse:
+    return render(request, "history.html.j2", jobs=_svc(request).store.all())

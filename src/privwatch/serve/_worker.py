@@ -1,0 +1,114 @@
+"""What a worker process does with one job: the audit, check or apply the command line would
+run, through the library's public functions, its files written into ``jobs/ID/out`` by
+:func:`privwatch.report.write_audit` (staged, moved in whole), then ``outcome.json``.
+
+Runs in its own process (:mod:`._jobs` starts it); nothing here runs on the server's event
+loop. Errors go to ``error.json`` (read by the job's owner through the API), never to the log.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..audit import AuditSpec, Bundled, Caller, method_for, plan, run
+from ..check import check
+from ..release.generalisation import apply_saved_mechanism
+from ..report import write_audit
+from ._store import read_json, write_json
+
+__all__ = ["MECHANISM_FILE", "run_job"]
+
+#: The saved mechanism of an audit whose method has one (records in memory).
+MECHANISM_FILE = "mechanism.json"
+
+
+class _Progress:
+    """``step(message)``: the next step, written to ``progress.json`` for the server."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.done, self.total = path, 0, 1
+
+    def __call__(self, message: str) -> None:
+        write_json(self.path, {"step": self.done, "total": self.total, "message": message})
+        self.done += 1
+
+
+def _source(src: dict[str, Any]) -> Any:
+    return Bundled(src["dataset"]) if src.get("dataset") else src["path"]
+
+
+def _caller(result: Any, command: str | None, translate: Callable[[str], str] | None) -> None:
+    if command and translate is not None:
+        result.caller = Caller(command, translate, "command line")
+
+
+def _audit(job: dict[str, Any], out: Path, step: _Progress, translate: Any) -> Any:
+    spec = AuditSpec.from_options(job["options"])
+    source = _source(job["source"])
+    route = plan(spec, source)
+    step.total = route.steps + 1
+    result = run(spec, source, out=out, progress=step)
+    _caller(result, job.get("command"), translate)
+    step("writing the outputs")
+    write_audit(result, out, overwrite=True, records=spec.records)
+    if (
+        route.name == "memory"
+        and method_for(spec, route.name).mechanism_refusal(spec, route.name) is None
+    ):
+        result.mechanism().save(out / MECHANISM_FILE)
+    return result
+
+
+def _check(job: dict[str, Any], out: Path, step: _Progress, translate: Any) -> Any:
+    src, options = job["source"], dict(job["options"])
+    extra = {k: options.pop(k) for k in ("key", "synthetic") if k in options}
+    step.total = 2
+    step("checking the release")
+    result = check(
+        src["original"],
+        src["release"],
+        AuditSpec.from_options(options),
+        control=src.get("control"),
+        mechanism=src.get("mechanism"),
+        **extra,
+    )
+    _caller(result, job.get("command"), translate)
+    step("writing the outputs")
+    write_audit(result, out, overwrite=True)
+    return result
+
+
+def _apply(job: dict[str, Any], out: Path, step: _Progress, translate: Any) -> Any:
+    src = job["source"]
+    step.total = 1
+    step("releasing the records")
+    return apply_saved_mechanism(
+        src["mechanism"], src["data"], out, overwrite=True, seed=job["options"].get("seed")
+    )
+
+
+JOB_KINDS = {"audit": _audit, "check": _check, "apply": _apply}
+
+
+def run_job(folder: str, translate: Callable[[str], str] | None = None) -> None:
+    """The worker process's entry: run the job of ``folder``; ``outcome.json`` when it is
+    done, ``error.json`` (and exit status 1) when it fails."""
+    home = Path(folder)
+    job = read_json(home / "job.json")
+    step = _Progress(home / "progress.json")
+    try:
+        with warnings.catch_warnings():  # kept in the result's warnings (leakage.json)
+            warnings.simplefilter("ignore")
+            result = JOB_KINDS[job["kind"]](job, home / "out", step, translate)
+    except Exception as exc:
+        text = str(exc) if translate is None else translate(str(exc))
+        write_json(home / "error.json", {"error": f"{type(exc).__name__}: {text}"})
+        raise SystemExit(1) from None
+    files = sorted(
+        p.name for p in (home / "out").iterdir() if p.is_file() and not p.name.startswith(".")
+    )
+    satisfied = getattr(result, "satisfied", None)
+    write_json(home / "outcome.json", {"files": files, "satisfied": satisfied})
