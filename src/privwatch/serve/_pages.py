@@ -189,7 +189,7 @@ def _form_options(form: dict[str, Any], cols: list[str], source: dict[str, str])
         _, sensitive, observed, preset = BUNDLED[source["dataset"]]
         if options["sensitive"] == sensitive:
             options.pop("sensitive")
-        if cols == list(observed):
+        if set(cols) == set(observed):  # the data set's own order
             options.pop("observed")
         if parse_bins(bins) == {c: v for c, v in preset.items() if c in cols}:
             options.pop("bins")
