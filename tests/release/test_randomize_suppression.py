@@ -54,7 +54,7 @@ def test_randomize_keeps_more_within_epsilon(census: pd.DataFrame) -> None:
     star = _find(census, "star")
     rand = _find(census, "randomize")
     assert star.suppressed_records > 0 and star.suppression is None
-    assert "suppression" not in star.to_dict()
+    assert "suppression" not in star.to_dict()["release"]
     sc = rand.suppression
     assert sc is not None and sc.randomized
     assert sc.star_information_nats == pytest.approx(star.information_nats, abs=1e-9)
@@ -63,7 +63,7 @@ def test_randomize_keeps_more_within_epsilon(census: pd.DataFrame) -> None:
     assert rand.held_out is not None and rand.satisfied == (rand.held_out_verdict == "met")
     lo, hi = rand.held_out.breach_probability_ci
     assert lo <= rand.held_out.breach_probability <= hi
-    assert rand.to_dict()["suppression"]["randomized"] is True
+    assert rand.to_dict()["release"]["suppression"]["randomized"] is True
     # the kept cells are released as the search releases them
     kept = ~star.records["suppressed"].to_numpy(dtype=bool)
     pd.testing.assert_frame_equal(

@@ -19,6 +19,7 @@ from .._numbers import fmt, pct, pct_ci
 from ..exceptions import ValidationError
 from ..measures import leakage_report
 from ..release import Generalisation, ReleaseResult
+from ..release.search import suppression_mechanism
 from ._disclosure import attack_section, mapping_table
 from ._leakage import explain_release, stable_leakage
 from ._method import (
@@ -47,6 +48,7 @@ def search_rows(found: ReleaseResult, n: int) -> list[tuple[str, str]]:
             f"{found.information_nats:.2f} of {found.information_input_nats:.2f} nats",
         ),
         ("records suppressed", f"{found.suppressed_records:,} of {n:,}"),
+        *_suppression_rows(found),
         ("unique records (k = 1)", f"{found.unique_records:,} of {n:,}"),
         ("worst log-lift, in-sample", f"{fmt(found.max_log_lift, 3)} nats (exact)"),
     ]
@@ -62,6 +64,21 @@ def search_rows(found: ReleaseResult, n: int) -> list[tuple[str, str]]:
     return rows
 
 
+def _suppression_rows(found: ReleaseResult) -> list[tuple[str, str]]:
+    """With ``suppression`` ``randomize``: what became of the suppressed cells, and why."""
+    sc = found.suppression
+    if sc is None:
+        return []
+    if not sc.randomized:
+        return [("suppressed cells", f"'*' kept: {sc.why}")]
+    return [
+        ("suppressed cells", f"randomized (LP channel at {sc.share:g} x epsilon): {sc.why}"),
+        ("records drawn as another symbol", f"{sc.altered_records:,} of "
+         f"{sc.randomized_records:,} in suppressed cells (I(X; Y) "
+         f"{sc.information_nats:.2f} nats; with '*': {sc.star_information_nats:.2f})"),
+    ]  # fmt: skip
+
+
 class SearchMethod(ReleaseMethod):
     """The generalisation search (see the module docstring)."""
 
@@ -73,6 +90,11 @@ class SearchMethod(ReleaseMethod):
         m = measured
         if m.search is None:
             raise ValidationError(f"the {self.title} needs plug-in counts; got none to search.")
+        if spec.suppression == "randomize" and m.records is None:
+            raise ValidationError(
+                "`suppression`='randomize' draws each record's release through a channel: it "
+                "needs the records in memory (not a count table or a database engine)."
+            )
         wd = scores = score_frame = None
         if m.probe is not None and m.records is not None:  # records in memory: their scores
             step("fitting the watchdog and releasing")
@@ -156,6 +178,15 @@ class SearchMethod(ReleaseMethod):
             raise ValidationError(NO_MECHANISM)
         sensitive = result.settings["sensitive"]  # a list when several are scored jointly
         observed = list(result.settings["observed"])
+        if found.suppression is not None and found.suppression.randomized:
+            return suppression_mechanism(
+                found.suppression,
+                sensitive=sensitive if isinstance(sensitive, str) else "+".join(sensitive),
+                status="met" if found.satisfied else "not_met",
+                bins=result.settings.get("bins"),
+                input_name=result.stamp.get("input_name"),
+                input_sha256=result.stamp.get("input_sha256"),
+            )
         return Generalisation.from_release(
             found,
             sensitive=sensitive if isinstance(sensitive, str) else "+".join(sensitive),

@@ -84,6 +84,7 @@ class ReleaseResult:
                 "n_records": self.n_records,
                 "nodes_evaluated": self.nodes_evaluated,
                 "search_complete": self.search_complete,
+                **({} if self.suppression is None else {"suppression": self.suppression.to_dict()}),
             },
             "guarantee": {
                 "epsilon": self.epsilon,
@@ -102,7 +103,6 @@ class ReleaseResult:
                 "verdict": self.held_out_verdict,
             },
             "frontier": self.frontier,
-            **({} if self.suppression is None else {"suppression": self.suppression.to_dict()}),
         }
 
 
