@@ -347,7 +347,7 @@ def suppression_mechanism(
     """The release as a saved :class:`~privwatch.release.randomized.RandomizedMechanism`: its
     tuples are the audited tuples (as text) and the released cells' labels; every tuple not
     released as itself is an input whose row is its generalisation (one symbol) or the
-    channel (``apply --seed`` draws it); a tuple never seen goes to ``*``."""
+    channel (``apply`` draws it with a seed); a tuple never seen goes to ``*``."""
     observed = list(sc.raw.columns)
     tuples = [list(map(str, r)) for r in sc.raw.itertuples(index=False)]
     pos = {tuple(t): i for i, t in enumerate(tuples)}
