@@ -158,3 +158,22 @@ def test_the_api_and_the_cli_give_the_same_leakage_json(server: Server, tmp_path
     cli = json.loads((out / "leakage.json").read_text())
     assert _without_date(api) == _without_date(cli)
     assert api_release == (out / "release.csv").read_bytes()
+
+
+def test_check_judges_a_release_made_elsewhere(server: Server) -> None:
+    original = small_table()[["s", "x", "z"]]
+    release = original.copy()
+    release["x"] = "*"  # everything suppressed: nothing to learn from x
+    with server.client() as c:
+        r = c.post(
+            "/api/checks",
+            files={
+                "original": ("o.csv", original.to_csv(index=False).encode(), "text/csv"),
+                "release": ("r.csv", release.to_csv(index=False).encode(), "text/csv"),
+            },
+            data={"spec": json.dumps({"sensitive": "s", "folds": 0, "checks": False})},
+        )
+        assert r.status_code == 202, r.text
+    job = server.wait(r.json()["id"], "checks")
+    assert job["status"] == "done", job
+    assert "check" in job["result"] and "leakage.json" in job["files"]

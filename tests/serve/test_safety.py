@@ -200,3 +200,15 @@ def test_page_content_is_escaped(server: Server, root: Path, field: str) -> None
         r = c.get("/columns", params={"path": str(root / "xss.csv")})
     assert r.status_code == 200
     assert field not in r.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in r.text
+
+
+def test_a_post_from_another_site_is_refused(server: Server) -> None:
+    with server.client() as c:
+        r = c.post(
+            "/api/audits", json={"dataset": "compas"}, headers={"Origin": "http://evil.example"}
+        )
+        assert r.status_code == 403
+        r = c.post(
+            "/api/audits", json={"dataset": "compas", "epsilon": -1}, headers={"Origin": server.url}
+        )
+        assert r.status_code == 422  # same origin: it reaches the API

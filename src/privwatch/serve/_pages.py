@@ -265,3 +265,62 @@ async def rerun(request: Request, job_id: str) -> Response:
 @router.get("/history", response_class=HTMLResponse)
 async def history(request: Request) -> HTMLResponse:
     return render(request, "history.html.j2", jobs=_svc(request).store.all())
+
+
+@router.post("/checks")
+async def run_check(request: Request) -> Response:
+    """A release made elsewhere (uploaded with its original) judged as ``privwatch check``."""
+    svc = _svc(request)
+    form = await request.form(max_files=2, max_fields=10)
+    try:
+        source: dict[str, Any] = {}
+        for name in ("original", "release"):
+            upload = form.get(name)
+            if not isinstance(upload, UploadFile) or not upload.filename:
+                raise ValidationError(f"choose the {name} file.")
+            path = await save_upload(upload, svc.config, svc.store.uploads)
+            source[name], source[f"{name}_name"] = str(path), Path(upload.filename).name
+        raw = {k: str(form.get(k) or "") for k in ("sensitive", "epsilon")}
+        options = audit_options(
+            {
+                "sensitive": raw["sensitive"] or None,
+                "epsilon": float(raw["epsilon"]) if raw["epsilon"] else None,
+            },
+            svc.config,
+        )
+    except OverflowError:
+        return render(request, "error.html.j2", 413, message="The file is larger than the limit.")
+    except (ValidationError, ValueError) as exc:
+        return render(request, "error.html.j2", 422, message=str(exc))
+    return RedirectResponse(f"/jobs/{svc.submit('check', options, source)}", status_code=303)
+
+
+#: The figures set side by side on the compare page: label, path in leakage.json.
+COMPARED = [
+    ("verdict", ("status",)),
+    ("epsilon (nats)", ("epsilon",)),
+    ("information kept (nats)", ("utility", "information_nats")),
+    ("records suppressed", ("summary", "n_suppressed")),
+    ("held-out breach share", ("held_out", "breach_probability")),
+    ("method", ("release", "method")),
+    ("records", ("summary", "n_records")),
+    ("date", ("stamp", "date")),
+]
+
+
+def _pick(data: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data
+
+
+@router.get("/compare", response_class=HTMLResponse)
+async def compare(request: Request) -> HTMLResponse:
+    """Two (or more) finished jobs side by side."""
+    svc = _svc(request)
+    jobs = [svc.store.get(i) for i in request.query_params.getlist("id")[:4]]
+    views = [job_view(svc, j) for j in jobs if j is not None]
+    rows = [
+        (label, [_pick(v.get("result") or {}, path) for v in views]) for label, path in COMPARED
+    ]
+    return render(request, "compare.html.j2", jobs=views, rows=rows)

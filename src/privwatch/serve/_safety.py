@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..exceptions import ValidationError
 
@@ -90,13 +91,14 @@ async def _plain(send: Send, status: int, text: str, headers: list[tuple[bytes, 
 
 
 class Guard:
-    """ASGI middleware: the token check and the security headers.
+    """ASGI middleware: the token check, cross-site posts refused and the security headers.
 
     With a token, a request must carry it (``Authorization: Bearer T``, ``X-Privwatch-Token``
     or the cookie a browser gets from ``/login?token=T``), compared with
-    :func:`hmac.compare_digest`; else 401. Every response gets ``X-Content-Type-Options:
-    nosniff``, ``Referrer-Policy: no-referrer`` and a Content-Security-Policy (:data:`CSP`, or
-    :data:`FILE_CSP` for an audit's files, which set their own).
+    :func:`hmac.compare_digest`; else 401. A request that changes something (not GET, HEAD,
+    OPTIONS) whose ``Origin`` is another site gets 403. Every response gets
+    ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: no-referrer`` and a
+    Content-Security-Policy (:data:`CSP`, or :data:`FILE_CSP` for an audit's files).
     """
 
     def __init__(self, app: ASGIApp, token: str | None) -> None:
@@ -112,6 +114,16 @@ class Guard:
             (b"referrer-policy", b"no-referrer"),
             (b"cache-control", b"no-store"),
         ]
+        headers = _headers(scope)
+        origin = headers.get("origin")
+        if (
+            scope["method"] not in ("GET", "HEAD", "OPTIONS")
+            and origin is not None
+            and urlsplit(origin).netloc != headers.get("host")
+        ):
+            # a form another site posts from the user's browser (cross-site request forgery)
+            await _plain(send, 403, "cross-site request refused", security)
+            return
         if self.token is not None and scope["path"] != "/login":
             given = _presented_token(scope)
             if given is None or not hmac.compare_digest(given.encode(), self.token.encode()):
