@@ -177,3 +177,14 @@ def test_check_judges_a_release_made_elsewhere(server: Server) -> None:
     job = server.wait(r.json()["id"], "checks")
     assert job["status"] == "done", job
     assert "check" in job["result"] and "leakage.json" in job["files"]
+
+
+def test_without_the_extra_the_command_says_what_to_install(tmp_path: Path) -> None:
+    code = (
+        "import sys; sys.modules['fastapi'] = None; sys.argv = ['privwatch', 'serve', "
+        f"'--data-dir', {str(tmp_path)!r}]; from privwatch.cli import main; main()"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert r.returncode == 2 and "privwatch[serve]" in r.stderr, r.stderr

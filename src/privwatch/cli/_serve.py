@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from ._audit import audit_command
 from ._flags import command_line, to_flags
@@ -63,8 +64,10 @@ def serve_command(
         from ..serve import ServeConfig, serve
     except ImportError as exc:
         fail(
-            f"privwatch serve needs the extra privwatch[serve] (pip install 'privwatch[serve]'): "
-            f"{exc}."
+            escape(
+                "privwatch serve needs the extra privwatch[serve] "
+                f"(pip install 'privwatch[serve]'): {exc}."
+            )
         )
         return
     try:
