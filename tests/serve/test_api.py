@@ -147,7 +147,7 @@ def test_the_api_and_the_cli_give_the_same_leakage_json(server: Server, tmp_path
         job = server.wait(c.post("/api/audits", json=spec).json()["id"])
         api = c.get(f"/api/audits/{job['id']}/files/leakage.json").json()
         api_release = c.get(f"/api/audits/{job['id']}/files/release.csv").content
-    assert job["command"] == "privwatch audit --dataset compas --epsilon 1.25 --no-checks"
+    assert job["command"] == "privwatch audit --epsilon 1.25 --dataset compas --no-checks"
     out = tmp_path / "cli"
     args = job["command"].split()[1:]
     subprocess.run(
