@@ -1,6 +1,8 @@
-"""What randomization buys (#41 part B): the generalisation search against the randomized
-release of the flagged set (the LP channel, in place of merging into '*'), on COMPAS and a
-census-like table, at epsilon 0.5 / 1 / 2, two- and one-sided.
+"""What randomization buys (#41 part B, item 8): the generalisation search against the
+randomized release of the flagged set (the LP channel, in place of merging into '*'), the
+search with its suppressed cells randomized (``suppression="randomize"``), and ``auto`` (the
+most informative met method; run twice: with the search's '*', and with the search
+randomizing), on COMPAS and a census-like table, at epsilon 0.5 / 1 / 2, two- and one-sided.
 
 Both run through ``privwatch.audit.run`` on the same records and columns (the randomized
 method picked through the registry, as ``--method randomized`` will), 5 folds, seed 0, no
@@ -10,6 +12,11 @@ suppressed to '*'; randomized: records released as another symbol than their own
 held-out breach estimate with its 95 % interval, and the verdict.
 
     python benchmarks/bench_randomized.py  # writes benchmarks/results/randomized.json
+
+Methods (``--methods``): ``search``, ``search_randomize`` (``--suppression randomize``),
+``randomized``, ``auto``, ``auto_randomize`` (``--method auto --suppression randomize``).
+Records altered: the search's records suppressed; with randomization, records drawn as another
+symbol than their own cell (the '*' included); the watchdogs', records merged.
 """
 
 from __future__ import annotations
@@ -43,48 +50,85 @@ def _tables():  # type: ignore[no-untyped-def]
     }  # fmt: skip
 
 
-def _run(method: str, frame, sens, obs, bins, eps, disclosure):  # type: ignore[no-untyped-def]
+VARIANTS = {
+    "search": ("search", "star"),
+    "search_randomize": ("search", "randomize"),
+    "randomized": ("randomized", "star"),
+    "auto": ("auto", "star"),
+    "auto_randomize": ("auto", "randomize"),
+}
+
+
+def _altered(rel: dict, leak: dict):  # type: ignore[no-untyped-def]
+    if "altered_records" in rel:
+        return rel["altered_records"]
+    if (rel.get("suppression") or {}).get("randomized"):
+        return rel["perturbed_records"]
+    if rel.get("suppressed_records") is not None:
+        return rel["suppressed_records"]
+    return None
+
+
+def _run(variant: str, frame, sens, obs, bins, eps, disclosure):  # type: ignore[no-untyped-def]
+    method, suppression = VARIANTS[variant]
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r = pw.audit.run(
             source=frame, sensitive=sens, observed=obs, bins=bins, epsilon=eps,
             disclosure=disclosure, folds=5, seed=0, checks=False, method=method,
+            suppression=suppression,
         )  # fmt: skip
     seconds = time.perf_counter() - t
     held = r.leakage["held_out"] or {}
     rel = r.leakage["release"] or {}
     out = {
-        "method": method, "status": r.leakage["status"], "seconds": round(seconds, 2),
+        "method": variant, "status": r.leakage["status"], "seconds": round(seconds, 2),
+        "released_by": r.summary.get("release_method", method),
         "breach": held.get("breach_probability"), "breach_ci": held.get("breach_probability_ci"),
         "verdict": held.get("verdict"),
+        "nats": r.leakage["utility"]["information_nats"],
+        "altered": _altered(rel, r.leakage)
+        if _altered(rel, r.leakage) is not None  # the watchdogs: records merged into '*'
+        else int((r.release.astype(str) == "*").all(axis=1).sum()),
     }  # fmt: skip
-    if method == "search":
-        out["nats"] = rel.get("entropy_nats", r.leakage["utility"]["information_nats"])
-        out["altered"] = rel.get("suppressed_records")
-    else:
-        out["nats"] = rel["information_nats"]
+    if "merge_information_nats" in rel:
         out["merge_nats"] = rel["merge_information_nats"]
-        out["altered"] = rel["altered_records"]
-        out["flagged_records"] = rel["flagged_records"]
-        out["margin"] = rel["margin"]
+        out["flagged_records"] = rel.get("flagged_records")
+        out["margin"] = rel.get("margin")
+    sup = rel.get("suppression")
+    if sup:
+        out["randomized_suppression"] = sup["randomized"]
+        out["star_nats"] = sup["star_information_nats"]
+        out["share_of_epsilon"] = sup["share_of_epsilon"]
+        out["why"] = sup["why"]
     out["n"] = int(r.summary["n_records"])
     out["input_nats"] = r.leakage["utility"]["information_input_nats"]
     return out
 
 
 def main() -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--methods", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    ap.add_argument("--tables", nargs="+", default=["compas", "census_like_5000"])
+    ap.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
+    ap.add_argument("--out", default="randomized.json")
+    args = ap.parse_args()
     rows = []
     for name, (frame, sens, obs, bins) in _tables().items():
-        for eps in EPSILONS:
+        if name not in args.tables:
+            continue
+        for eps in args.epsilons:
             for disclosure in DISCLOSURES:
-                for method in ("search", "randomized"):
+                for method in args.methods:
                     row = {"table": name, "epsilon": eps, "disclosure": disclosure}
                     row.update(_run(method, frame, sens, obs, bins, eps, disclosure))
                     rows.append(row)
                     print(json.dumps(row), flush=True)
-    path = Path(__file__).parent / "results" / "randomized.json"
-    path.write_text(json.dumps({"rows": rows}, indent=1))
+    path = Path(__file__).parent / "results" / args.out
+    path.write_text(json.dumps({"command": " ".join(sys.argv), "rows": rows}, indent=1))
     print(f"wrote {path}")
 
 
