@@ -41,6 +41,7 @@ LEAKAGE_KEYS = (
     "utility",  # dict with UTILITY_KEYS
     "classic",  # dict | None: classic disclosure measures (plug-in with checks only)
     "attack",  # dict | None: inference attack on the release (release search with checks)
+    "reidentification",  # dict | None: re-identification risk, release and input (with checks)
     "warnings",  # list of {category, message}: every warning raised during the run
 )
 

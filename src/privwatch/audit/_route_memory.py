@@ -27,6 +27,7 @@ from ._method import Decision, Measured, ReleaseMethod, check_route
 from ._method_auto import with_other_methods
 from ._prepare import prepare_rows, resolve_columns
 from ._registry import METHODS, method_for
+from ._reidentification import read_population, reid_section
 from ._result import Audit
 from ._route import Bundled, Route, Step
 from ._spec import AuditSpec
@@ -110,6 +111,14 @@ class MemoryRoute(Route):
         shape = df.shape
         sens = spec.sensitive[0] if len(spec.sensitive) == 1 else list(spec.sensitive)
         listed = None if spec.observed is None else list(spec.observed)
+        design = [c for c in (spec.weights, spec.cluster_id) if c is not None]
+        for c in design:
+            if c not in df.columns:
+                raise ValidationError(f"`{'weights' if c == spec.weights else 'cluster_id'}` "
+                                      f"must name a column; got {c!r}.")  # fmt: skip
+        if listed is None and design:  # design columns are not quasi-identifiers
+            names = {*spec.sensitive, *design}
+            listed = [c for c in df.columns if c not in names]
         df, sensitive, observed, components = joint_sensitive(df, sens, listed)
         est = resolve_estimator(spec.estimator, spec.seed)
         step("preparing the data")
@@ -202,14 +211,39 @@ class MemoryRoute(Route):
     def _checks(d: _Decided, step: Step) -> None:
         """The classic measures of the release, and the method's attack on it."""
         m, table, dec = d.measured, d.table, d.decision
-        assert table.search is not None and dec.release is not None
+        assert table.search is not None and dec.release is not None and dec.scores is not None
         step("computing the classic disclosure measures")
         d.leakage["classic"] = classic_section(
             table.search.source, dec.release, table.sensitive_columns, m.cols
         )
+        d.leakage["reidentification"], per_record = _reidentification(d)
+        for column in per_record.columns:
+            dec.scores[column] = per_record[column].to_numpy()
         attack = d.method.attack(m.spec, table, dec, step)
         if attack is not None:
             d.leakage["attack"] = attack
+
+
+def _reidentification(d: _Decided) -> tuple[dict[str, Any], pd.DataFrame]:
+    """Re-identification risk of the release and the input (``_reidentification.py``)."""
+    m, spec, dec = d.measured, d.measured.spec, d.decision
+    assert dec.release is not None
+    rows = m.df.iloc[m.input_rows]
+
+    def column(name: str | None) -> np.ndarray | None:
+        return None if name is None else rows[name].to_numpy()
+
+    weights = column(spec.weights)
+    if weights is not None:
+        weights = pd.to_numeric(pd.Series(weights), errors="coerce").to_numpy(dtype=np.float64)
+        if not (np.isfinite(weights).all() and (weights >= 1).all()):
+            raise ValidationError("`weights` must name a column of design weights of at least 1.")
+    population = None if spec.population is None else read_population(spec.population, m.cols)
+    return reid_section(
+        m.frame, dec.release, m.cols, sampling_fraction=spec.sampling_fraction,
+        weights=weights, population=population, cluster=column(spec.cluster_id),
+        threshold=spec.risk_threshold, seed=spec.seed,
+    )  # fmt: skip
 
 
 def _summary(m: _Measured, d: _Decided) -> dict[str, Any]:

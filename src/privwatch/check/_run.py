@@ -33,6 +33,8 @@ from ..audit import (
     file_sha256,
     joint_sensitive,
     make_stamp,
+    read_population,
+    reid_section,
     release_leakage,
     settings_record,
     stable_leakage,
@@ -76,6 +78,33 @@ def _classic(aligned: Aligned) -> dict[str, Any]:
     }
 
 
+def _reidentification(
+    spec: AuditSpec, aligned: Aligned, original: pd.DataFrame
+) -> tuple[dict[str, Any], pd.DataFrame]:
+    """Re-identification risk of the release as published (the rows it lists) and of the
+    input, with the audit's options (``privwatch.audit.reid_section``); per-record risks are
+    NaN for records the release does not list."""
+    obs, listed = aligned.observed, aligned.listed
+    design = {}
+    for name in ("weights", "cluster_id"):
+        column = getattr(spec, name)
+        if column is not None and column not in original.columns:
+            raise ValidationError(f"`{name}` must name a column of the original; got {column!r}.")
+        # aligned rows are the original's rows, by position
+        design[name] = None if column is None else original[column].to_numpy()[listed]
+    weights = design["weights"]
+    section, per_record = reid_section(
+        aligned.original.loc[listed, obs], aligned.released.loc[listed, obs], obs,
+        sampling_fraction=spec.sampling_fraction,
+        weights=None if weights is None else weights.astype(np.float64),
+        population=None if spec.population is None else read_population(spec.population, obs),
+        cluster=design["cluster_id"], threshold=spec.risk_threshold, seed=spec.seed,
+    )  # fmt: skip
+    full = pd.DataFrame(np.nan, index=range(len(listed)), columns=per_record.columns)
+    full.loc[np.flatnonzero(listed)] = per_record.to_numpy()
+    return section, full
+
+
 def _watchdog(aligned: Aligned, epsilon: float, seed: int) -> tuple[Any, pd.DataFrame]:
     """The plug-in watchdog of the original (the audit's: leakage before, record risks,
     tradeoff curve), at ``epsilon``."""
@@ -107,12 +136,18 @@ def _aligned(spec: AuditSpec, original: pd.DataFrame, release: pd.DataFrame,
     leakage["before"] = wd.leakage_before_.to_dict()
     leakage["after"] = release_leakage(joint, aligned.released).to_dict()
     leakage["classic"] = _classic(aligned) if spec.checks else None
+    per_record = None
+    if spec.checks:
+        leakage["reidentification"], per_record = _reidentification(spec, aligned, original)
     utility = {
         "information_nats": found.information_nats,
         "information_input_nats": found.information_input_nats,
         "flagged_probability": float(found.records["flagged"].mean()),
     }
     scores = found.records.drop(columns=["advice_column", "advice_risk"])
+    if per_record is not None:
+        for column in per_record.columns:
+            scores[column] = per_record[column].to_numpy()
     n = len(aligned.original)
     audit = Audit(
         route="memory", engine="pandas", route_reason=ALIGNED_ROUTE_REASON,

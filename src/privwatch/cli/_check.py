@@ -133,6 +133,11 @@ def check_command(
     folds: Opt.folds = FOLDS,
     held_out_tolerance: Opt.held_out_tolerance = TOLERANCE,
     checks: Opt.checks = True,
+    sampling_fraction: Opt.sampling_fraction = None,
+    weights: Opt.weights = None,
+    population: Opt.population = None,
+    cluster_id: Opt.cluster_id = None,
+    risk_threshold: Opt.risk_threshold = 0.09,
     seed: Opt.seed = 0,
     sep: Opt.sep = ",",
     encoding: Opt.encoding = "utf-8",
@@ -146,7 +151,8 @@ def check_command(
     options: dict[str, Any] = dict(
         sensitive=sensitive, observed=observed, epsilon=epsilon, disclosure=disclosure,
         folds=folds, held_out_tolerance=held_out_tolerance, checks=checks, seed=seed,
-        sep=sep, encoding=encoding,
+        sep=sep, encoding=encoding, sampling_fraction=sampling_fraction, weights=weights,
+        population=population, cluster_id=cluster_id, risk_threshold=risk_threshold,
     )  # fmt: skip
     source = ctx.get_parameter_source("disclosure")
     if mechanism is not None and getattr(source, "name", None) == "DEFAULT":
