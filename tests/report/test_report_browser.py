@@ -38,6 +38,7 @@ FLAGS = [
 SECTIONS = (
     "findings",
     "classic",
+    "reidentification",
     "attack",
     "warnings",
     "data",
