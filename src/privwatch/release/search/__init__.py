@@ -16,8 +16,10 @@
   (by :mod:`privwatch.release.heldout`);
 - ``_margin.py``: the search repeated with a growing credible margin until its held-out check
   passes (the verdict rule of :mod:`privwatch.release.heldout`);
-- ``_frontier.py``: the frontier (information kept and records suppressed against epsilon);
-  ``_alternatives.py``: the nearest settings to try when a release is not met;
+- ``_frontier.py``: :class:`~._frontier.Releases`, the release published at each epsilon (the
+  best of the releases searched there and at smaller epsilons, judged there), and the frontier
+  of those releases; ``_alternatives.py``: the nearest settings to try when a release is not
+  met, each the release published at its settings;
 - ``_randomize.py``: ``suppression="randomize"``: the suppressed cells released through an LP
   channel instead of ``*`` (:class:`SuppressionChannel`, its saved form
   :func:`suppression_mechanism`);

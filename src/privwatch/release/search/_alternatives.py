@@ -1,13 +1,15 @@
 """The nearest settings to try when a release is not met, each searched as the user's own.
 
 Every alternative changes one option of the user's :class:`SearchOptions` (a larger epsilon,
-one-sided disclosure, a larger suppression limit) and keeps all the others; it is searched the
-way :func:`~privwatch.release.find_release` searches (margin grown until the held-out check
-passes: :func:`~._margin.search_to_pass`), so running the audit with its ``args``
-gives the release it describes. An alternative is **feasible** when that release is met by the
-rules of :mod:`~privwatch.release.heldout` and leaves unprotected no sensitive value that the
-request protected. They are ranked strongest privacy first: smaller epsilon, then two-sided
-before one-sided, then less suppression.
+one-sided disclosure, a larger suppression limit) and keeps all the others; its release is the
+one :func:`~privwatch.release.find_release` publishes at those settings
+(:meth:`~._frontier.Releases.at`: searched with the margin grown until the held-out check
+passes, the releases searched at smaller epsilons candidates too), so running the audit with its
+``args`` gives the release it describes, and one at a frontier epsilon is that frontier point.
+An alternative is **feasible** when that release is met by the rules of
+:mod:`~privwatch.release.heldout` and leaves unprotected no sensitive value that the request
+protected. They are ranked strongest privacy first: smaller epsilon, then two-sided before
+one-sided, then less suppression.
 """
 
 from __future__ import annotations
@@ -16,9 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..cells import table_protection
-from ..heldout import NOTHING_KEPT, TOLERANCE, HeldOut, held_out_verdict, not_met_reasons
-from ._global_recoding import ReleaseSpace
-from ._margin import search_to_pass
+from ..heldout import NOTHING_KEPT, TOLERANCE, HeldOut, held_out_verdict
+from ._frontier import Releases
 from ._options import SearchOptions
 
 __all__ = ["Alternative", "suggest"]
@@ -49,6 +50,10 @@ class Alternative:
         Sensitive values its guarantee says nothing about (``attribute=value``).
     reasons : list of str
         Why it is not met (empty when it is).
+    tolerance : float
+        The held-out tolerance it was judged with.
+    searched_epsilon : float or None
+        The epsilon its release was searched at (at most its own: :mod:`~._frontier`).
     """
 
     options: SearchOptions
@@ -59,6 +64,7 @@ class Alternative:
     unprotected: list[str]
     reasons: list[str]
     tolerance: float = TOLERANCE
+    searched_epsilon: float | None = None
 
     def describe(self) -> str:
         """One line of advice; options named as Python parameters (in backticks)."""
@@ -67,6 +73,8 @@ class Alternative:
         if self.changed == "max_suppressed":
             text += f" `max_suppressed`={o.max_suppressed:g}"
         text += f": keeps {self.information_nats:.2f} nats"
+        if self.searched_epsilon is not None and self.searched_epsilon != o.epsilon:
+            text += f" (the release found at epsilon {self.searched_epsilon:.4g})"
         if self.held_out is not None:
             h = self.held_out
             lo, hi = h.breach_probability_ci
@@ -107,6 +115,7 @@ class Alternative:
                 "estimate": held.breach_probability,
                 "interval": list(held.breach_probability_ci),
             },
+            "searched_epsilon": self.searched_epsilon,
             "feasible": self.feasible,
             "unprotected": list(self.unprotected),
             "description": self.describe(),
@@ -114,37 +123,35 @@ class Alternative:
 
 
 def _evaluate(
-    space: ReleaseSpace,
-    tried: SearchOptions,
-    changed: str,
-    folds: int,
-    tolerance: float,
-    rng: int,
-    protected: set[str],
-    aim: bool = True,
+    releases: Releases, tried: SearchOptions, changed: str, protected: set[str]
 ) -> Alternative:
-    found = search_to_pass(space, tried, folds, tolerance, rng, aim)
-    protection = table_protection(space.table, tried.epsilon, tried.disclosure)
+    """The release published at ``tried`` (:meth:`~._frontier.Releases.at`, with the same
+    candidate epsilons as the run's frontier)."""
+    if (tried.disclosure, tried.max_suppressed) != (
+        releases.options.disclosure,
+        releases.options.max_suppressed,
+    ):
+        releases = releases.with_options(tried)
+    chosen = releases.at(tried.epsilon)
+    found, tolerance = chosen.found, releases.tolerance
+    protection = table_protection(releases.space.table, tried.epsilon, tried.disclosure)
     lost = [f"{r['attribute']}={r['value']}" for r in protection if not r["protected"]]
-    reasons = not_met_reasons(tried, found.information_nats, found.held, tolerance, protection)
-    feasible = not reasons and not protected.intersection(lost)
+    feasible = not chosen.reasons and not protected.intersection(lost)
     return Alternative(
-        tried, changed, found.information_nats, found.held, feasible, lost, reasons, tolerance
-    )
+        tried, changed, found.information_nats, found.held, feasible, lost, chosen.reasons,
+        tolerance, chosen.searched_epsilon,
+    )  # fmt: skip
 
 
 def suggest(
-    space: ReleaseSpace,
-    options: SearchOptions,
-    folds: int,
-    tolerance: float,
-    rng: int,
+    releases: Releases,
     wanted: int = 2,
     frontier: list[dict[str, Any]] | None = None,
-    aim: bool = True,
 ) -> list[Alternative]:
-    """The alternatives to the user's options, strongest privacy first, tried in that order
-    until ``wanted`` are feasible (:attr:`Alternative.feasible` says which may be offered)."""
+    """The alternatives to the user's options (``releases.options``), strongest privacy first,
+    tried in that order until ``wanted`` are feasible (:attr:`Alternative.feasible` says which
+    may be offered)."""
+    options, space = releases.options, releases.space
     protection = table_protection(space.table, options.epsilon, options.disclosure)
     protected = {f"{r['attribute']}={r['value']}" for r in protection if r["protected"]}
     factors = {options.epsilon * f for f in EPSILON_STEPS}
@@ -162,7 +169,7 @@ def suggest(
     tries.sort(key=lambda t: (t[1].epsilon, t[1].disclosure == "positive", t[1].max_suppressed))
     out: list[Alternative] = []
     for changed, tried in tries:
-        out.append(_evaluate(space, tried, changed, folds, tolerance, rng, protected, aim))
+        out.append(_evaluate(releases, tried, changed, protected))
         if sum(a.feasible for a in out) >= wanted:
             break
     return out

@@ -22,14 +22,14 @@ from typing import Any
 import pandas as pd
 
 from ..cells import table_protection
-from ..heldout import FOLDS, TOLERANCE, held_out_verdict, not_met_reasons
+from ..heldout import FOLDS, TOLERANCE, held_out_verdict
 from ..hierarchies import SUPPRESSED, Hierarchy
 from ._alternatives import suggest as suggest_alternatives
 from ._cache import SearchCache
 from ._counting import count_space
-from ._frontier import frontier_points
+from ._frontier import Releases, frontier_points
 from ._global_recoding import IntArray, ReleaseSpace
-from ._margin import Searched, search_to_pass
+from ._margin import Searched
 from ._one_search import in_sample_check, input_information, kept_information
 from ._options import MAX_NODES, MAX_SUPPRESSED, MIN_CLASS_SIZE, SearchOptions
 from ._per_tuple import per_tuple_table, record_tables, unique_records
@@ -69,8 +69,13 @@ def find_release(
     Global recoding over the lattice of hierarchy levels, then local recoding of its cells; every
     released cell meets epsilon exactly on the data (verified). With ``aim`` and held-out folds,
     a release whose held-out check fails is searched again with a growing credible margin until
-    it passes (:mod:`~._margin`). Not met (a :class:`ReleaseNotMetWarning`) by the
-    rules of :mod:`~privwatch.release.heldout`: it keeps nothing, protects no sensitive value,
+    it passes (:mod:`~._margin`). The release published at epsilon is the best of that one and
+    the releases searched so at the smaller epsilons of :data:`~._frontier.LADDER`, of the
+    frontier and the requested one, each judged at epsilon (:class:`~._frontier.Releases`):
+    what meets a smaller epsilon meets epsilon, so information kept never falls as epsilon grows
+    and the frontier, the alternatives and the release agree. Not met (a
+    :class:`ReleaseNotMetWarning`) by the rules of :mod:`~privwatch.release.heldout`: it keeps
+    nothing, protects no sensitive value,
     or the upper end of its held-out breach share's 95 % interval exceeds ``held_out_tolerance``;
     ``suggest`` then searches alternatives (:mod:`~._alternatives`).
 
@@ -111,14 +116,16 @@ def find_release(
     space, row_of = _space(
         frame, sens, observed, hierarchies, options, folds, counts_column, rng, cache
     )
-    found = search_to_pass(space, options, folds, held_out_tolerance, rng, aim)
+    releases = Releases(
+        space, options, folds, held_out_tolerance, rng, aim,
+        extra=(options.epsilon, *(frontier_epsilons or ())),
+    )  # fmt: skip
+    chosen = releases.at(options.epsilon)
+    found, reasons = chosen.found, chosen.reasons
     protection = table_protection(space.table, options.epsilon, options.disclosure)
-    frontier = frontier_points(space, found.options, frontier_epsilons, known=found.fit)
-    reasons = not_met_reasons(
-        found.options, found.information_nats, found.held, held_out_tolerance, protection
-    )
+    frontier = frontier_points(releases, frontier_epsilons, options.epsilon)
     wanted = suggest and bool(reasons)
-    alternatives = _advice(space, found, folds, held_out_tolerance, rng, frontier, aim, wanted)
+    alternatives = _advice(releases, frontier, wanted)
     result = _result(frame, observed, row_of, found, frontier, reasons, alternatives)
     result.per_value = protection
     result.held_out_verdict = held_out_verdict(found.held, held_out_tolerance)
@@ -163,23 +170,14 @@ def _randomize(
 
 
 def _advice(
-    space: ReleaseSpace,
-    found: Searched,
-    folds: int,
-    tolerance: float,
-    rng: int,
-    frontier: list[dict[str, Any]],
-    aim: bool,
-    wanted: bool,
+    releases: Releases, frontier: list[dict[str, Any]], wanted: bool
 ) -> list[dict[str, Any]]:
-    """The ``alternatives`` of a release that is not met (:mod:`~._alternatives`), searched from
-    the margin the search ended with, so that each one's ``args`` reproduce it alone."""
+    """The ``alternatives`` of a release that is not met (:mod:`~._alternatives`): each the
+    release the audit publishes at its settings (:class:`~._frontier.Releases`), so that its
+    ``args`` reproduce it and one at a frontier epsilon is that frontier point."""
     if not wanted:
         return []
-    advice = suggest_alternatives(
-        space, found.options, folds, tolerance, rng, frontier=frontier, aim=aim
-    )
-    return [a.to_dict() for a in advice]
+    return [a.to_dict() for a in suggest_alternatives(releases, frontier=frontier)]
 
 
 def _space(

@@ -78,7 +78,7 @@ class ReleaseSpace:
     #: Largest memory (bytes) the cache of lattice-node groupings may hold.
     CACHE_BYTES = 256 * 2**20
     #: Largest number of searches remembered (each holds a plan: levels of every tuple row).
-    MAX_REMEMBERED = 64
+    MAX_REMEMBERED = 256
 
     def remember(self, key: Hashable, search: Callable[[], T]) -> T:
         """``search()``, made once per ``key`` on this space while the plans remembered fit
