@@ -64,3 +64,29 @@ def test_check_page_history_and_compare(server: Server) -> None:
         assert check_id in c.get("/history").text
         page = c.get("/compare", params=[("id", a["id"]), ("id", b["id"])]).text
     assert 'id="compare"' in page and page.count("information kept") == 1
+
+
+def test_hierarchy_preview_and_an_uploaded_arx_hierarchy(server: Server) -> None:
+    body = small_table().to_csv(index=False).encode()
+    with server.client() as c:
+        r = c.post("/sources", files={"file": ("mine.csv", body, "text/csv")})
+        page = c.get(r.headers["location"]).text
+        assert "z: 2 levels" in page  # p, q, r, then *
+        upload = r.headers["location"].split("upload=")[1].split("&")[0]
+        arx = b"p;pq;*\nq;pq;*\nr;r;*\n"
+        r = c.post(
+            "/run",
+            data={"upload": upload, "sensitive": "s", "observed": ["x", "z"], "epsilon": "1"},
+            files={"hierarchy_z": ("z.csv", arx, "text/csv")},
+        )
+        assert r.status_code == 303, r.text
+        job = server.wait(r.headers["location"].rsplit("/", 1)[1])
+        bad = c.post(
+            "/run",
+            data={"upload": upload, "sensitive": "s", "observed": ["x", "z"]},
+            files={"hierarchy_z": ("z.csv", b"p;pq\nq;qq;*\n", "text/csv")},
+        )
+    assert job["status"] == "done", job
+    assert "--hierarchy z=" in job["command"]
+    assert job["result"]["release"]["generalisation"]["z"]["levels"] == 3
+    assert bad.status_code == 422

@@ -8,12 +8,16 @@ from typing import Any
 
 import pandas as pd
 
-from ..preprocessing import DEFAULT_MAX_LEVELS
+from ..exceptions import PrivwatchError
+from ..preprocessing import DEFAULT_MAX_LEVELS, bin_columns
+from ..release.hierarchies import auto_hierarchy
 
-__all__ = ["PREVIEW_ROWS", "profile", "suggestion"]
+__all__ = ["PREVIEW_ROWS", "levels", "profile", "suggestion"]
 
 #: Rows shown in the preview.
 PREVIEW_ROWS = 8
+#: Labels shown per level of a hierarchy's preview.
+LEVEL_LABELS = 6
 #: A column with at least this share of distinct values reads as an identifier.
 ID_SHARE = 0.9
 
@@ -50,3 +54,18 @@ def profile(df: pd.DataFrame) -> dict[str, Any]:
         )
     head = df.head(PREVIEW_ROWS).astype(str).to_numpy().tolist()
     return {"n_rows": len(df), "columns": columns, "preview": head}
+
+
+def levels(series: pd.Series, column: str, bins: Any = None) -> list[list[str]]:
+    """The preview of the hierarchy the audit builds for ``column`` from the data
+    (:func:`privwatch.release.hierarchies.auto_hierarchy`, after ``bins`` if given): per level,
+    its first distinct labels. Empty when none can be built."""
+    try:
+        if bins is not None:
+            series = bin_columns(series.to_frame(column), {column: bins})[column]
+        hierarchy = auto_hierarchy(series.dropna(), column)
+    except (PrivwatchError, ValueError, TypeError):
+        return []
+    return [
+        list(dict.fromkeys(row))[:LEVEL_LABELS] for row in [hierarchy.values, *hierarchy.labels[1:]]
+    ]

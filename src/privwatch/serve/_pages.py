@@ -14,12 +14,13 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from ..audit import BUNDLED, DISCLOSURES, ESTIMATORS, METHODS
+from ..audit import BUNDLED, DISCLOSURES, ESTIMATORS, METHODS, AuditSpec
 from ..engines import read_table
 from ..exceptions import PrivwatchError, ValidationError
 from ..preprocessing import parse_bins
+from ..release.hierarchies import Hierarchy
 from ._api import job_view
-from ._columns import profile
+from ._columns import levels, profile
 from ._figure import frontier_svg
 from ._requests import audit_options, resolve_path, save_upload
 from ._service import Service
@@ -150,6 +151,10 @@ async def columns(request: Request) -> HTMLResponse:
     info = await run_in_threadpool(profile, table)
     for col in info["columns"]:
         edges = bins.get(col["name"])
+        if col["suggestion"] != "drop":
+            col["levels"] = await run_in_threadpool(levels, table[col["name"]], col["name"], edges)
+        else:
+            col["levels"] = []
         col["bins"] = (
             ""
             if edges is None
@@ -199,7 +204,7 @@ def _form_options(form: dict[str, Any], cols: list[str], source: dict[str, str])
 @router.post("/run")
 async def run_audit(request: Request) -> Response:
     svc = _svc(request)
-    form = await request.form(max_fields=400)
+    form = await request.form(max_fields=400, max_files=100)
     fields = {k: v for k, v in form.items() if isinstance(v, str)}
     try:
         source = _source_of(
@@ -207,7 +212,19 @@ async def run_audit(request: Request) -> Response:
         )
         cols = [str(c) for c in form.getlist("observed")]
         options = audit_options(_form_options(fields, cols, source), svc.config)
-    except (ValidationError, ValueError) as exc:
+        hierarchies = {}
+        for col in cols:  # uploaded hierarchy files: stored by the server, checked here
+            upload = form.get(f"hierarchy_{col}")
+            if isinstance(upload, UploadFile) and upload.filename:
+                path = await save_upload(upload, svc.config, svc.store.uploads)
+                Hierarchy.from_file(path, col)
+                hierarchies[col] = str(path)
+        if hierarchies:
+            options["hierarchies"] = hierarchies
+            AuditSpec.from_options(options)
+    except OverflowError:
+        return render(request, "error.html.j2", 413, message="The file is larger than the limit.")
+    except (PrivwatchError, ValueError) as exc:
         return render(request, "error.html.j2", 422, message=str(exc))
     job_source = {k: v for k, v in source.items() if k in ("dataset", "path", "name")}
     return RedirectResponse(f"/jobs/{svc.submit('audit', options, job_source)}", status_code=303)
