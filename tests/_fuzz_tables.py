@@ -169,6 +169,8 @@ NOT_DRIVEN: dict[str, str] = {
     "preprocessing.check_discrete": "tests/test_preprocessing.py (data frames)",
     "release.classic_counts": "tests/release/test_classic_report.py (data frames)",
     "release.classic_report": "tests/release/test_classic_report.py (data frames)",
+    "audit.reid_section": "tests/audit/test_reidentification.py (data frames)",
+    "audit.read_population": "tests/audit/test_reidentification.py (population files)",
     "release.find_release": "tests/release/test_release.py (data frames)",
     "mechanisms.lift_channel": "tests/release/test_randomized.py (LP constraints on random pmfs)",
     "mechanisms.release_information": "tests/release/test_randomized.py (a solved channel's "
