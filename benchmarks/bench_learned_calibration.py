@@ -3,15 +3,18 @@
 For each setting and seed: draw n records from a known model, run ``privwatch.audit.run`` with
 a learned estimator (the learned ``watchdog`` method), and compute the **true** breach share of
 its release by Monte Carlo on a fresh sample of ``M`` records from the same model with the true
-posterior: the fitted rule (the full-data model, the margin the audit ended with) flags the
-fresh records; a kept record breaks when its true max_s |log p(s|x)/p(s)| exceeds epsilon; the
+posterior: the fitted rule (the full-data model, recalibrated, with the margin the audit ended
+with: ``Audit.mechanism().flags``, as ``privwatch apply`` flags new records) flags the fresh
+records; a kept record breaks when its true max_s |log p(s|x)/p(s)| exceeds epsilon; the
 merged marker breaks when the true p(s | flagged) leaves the lift box, and then every flagged
 record counts. Reported: mean bias (estimate - truth), 95 % coverage, MET share where the truth
 is 0, MET share where the truth exceeds 2x the tolerance (5 %).
 
     .venv/bin/python benchmarks/bench_learned_calibration.py [--seeds 20] [--estimator NAME]
+        [--only SETTING] [--out FILE]
 
-Writes benchmarks/results/learned_calibration.json (rows per seed and the summary).
+Writes benchmarks/results/learned_calibration.json (rows per seed and the summary; ``--out``:
+another file, e.g. one per setting run side by side).
 """
 
 from __future__ import annotations
@@ -27,8 +30,6 @@ import numpy as np
 import pandas as pd
 
 from privwatch import audit
-from privwatch.estimators import margin_flags
-from privwatch.estimators._crossfit import critical_value
 
 ROOT = Path(__file__).resolve().parents[1]
 TOL = 0.05
@@ -78,18 +79,9 @@ SETTINGS: dict[str, tuple[Model, float, str]] = {
 def true_breach(
     result: audit.Audit, model: Model, eps: float, disc: str, g: np.random.Generator, m: int
 ) -> float:
-    wd = result.watchdog
-    assert wd is not None
-    est = wd.strategy_.estimator
     fresh, post1 = model(m, g)
-    x = fresh.drop(columns="s")
-    ll = est.log_lift(x)
-    conf = result.leakage["guarantee"]["confidence"]
-    sd = np.zeros_like(ll)
-    if conf is not None:
-        lo, hi = est.log_lift_interval(x, level=0.9)
-        sd = (hi - lo) / (2 * critical_value(est, 0.9))
-    flags = margin_flags(ll, sd, eps, disc, conf)
+    # the rule the audit ended with, as its saved mechanism applies it to new records
+    flags = result.mechanism().flags(fresh.drop(columns="s"))  # type: ignore[attr-defined]
     prior1 = float(post1.mean())  # the population's p(s = 1), by Monte Carlo
     post = np.column_stack([1 - post1, post1])
     prior = np.array([1 - prior1, prior1])
@@ -105,6 +97,29 @@ def true_breach(
     return breach
 
 
+def summarise(name: str, mine: list[dict], n: int, estimator: str, seconds: float) -> dict:
+    """The setting's figures over the seeds run so far."""
+    zero = [x for x in mine if x["truth"] == 0]
+    high = [x for x in mine if x["truth"] > 2 * TOL]
+    return {
+        "setting": name, "seeds": len(mine), "n": n, "estimator": estimator,
+        "truth_mean": float(np.mean([x["truth"] for x in mine])),
+        "estimate_mean": float(np.mean([x["estimate"] for x in mine])),
+        "bias": float(np.mean([x["estimate"] - x["truth"] for x in mine])),
+        "coverage": float(np.mean([x["lo"] <= x["truth"] <= x["hi"] for x in mine])),
+        "met": float(np.mean([x["status"] == "met" for x in mine])),
+        "truth_zero_seeds": len(zero),
+        "met_where_truth_zero": (
+            float(np.mean([x["status"] == "met" for x in zero])) if zero else None
+        ),
+        "truth_above_2tol_seeds": len(high),
+        "met_where_truth_above_2tol": (
+            float(np.mean([x["status"] == "met" for x in high])) if high else None
+        ),
+        "seconds": round(seconds, 1),
+    }  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=20)
@@ -112,8 +127,11 @@ def main() -> None:
     ap.add_argument("--fresh", type=int, default=200_000)
     ap.add_argument("--estimator", default="quadratic_logistic")
     ap.add_argument("--only", default=None, help="run the settings whose name contains this")
+    ap.add_argument("--out", default=None, help="results file (default: the one below)")
     a = ap.parse_args()
-    rows, summary = [], []
+    out = Path(a.out) if a.out else ROOT / "benchmarks" / "results" / "learned_calibration.json"
+    rows: list[dict] = []
+    summary: list[dict] = []
     for name, (model, eps, disc) in SETTINGS.items():
         if a.only and a.only not in name:
             continue
@@ -136,28 +154,13 @@ def main() -> None:
                 "confidence": r.leakage["guarantee"]["confidence"],
                 "flagged_share": held["flagged_share"],
             })  # fmt: skip
-        mine = [x for x in rows if x["setting"] == name]
-        zero = [x for x in mine if x["truth"] == 0]
-        high = [x for x in mine if x["truth"] > 2 * TOL]
-        summary.append({
-            "setting": name, "seeds": len(mine), "n": a.n, "estimator": a.estimator,
-            "truth_mean": float(np.mean([x["truth"] for x in mine])),
-            "estimate_mean": float(np.mean([x["estimate"] for x in mine])),
-            "bias": float(np.mean([x["estimate"] - x["truth"] for x in mine])),
-            "coverage": float(np.mean([x["lo"] <= x["truth"] <= x["hi"] for x in mine])),
-            "met": float(np.mean([x["status"] == "met" for x in mine])),
-            "truth_zero_seeds": len(zero),
-            "met_where_truth_zero": (
-                float(np.mean([x["status"] == "met" for x in zero])) if zero else None
-            ),
-            "truth_above_2tol_seeds": len(high),
-            "met_where_truth_above_2tol": (
-                float(np.mean([x["status"] == "met" for x in high])) if high else None
-            ),
-            "seconds": round(time.perf_counter() - t, 1),
-        })  # fmt: skip
+            mine = [x for x in rows if x["setting"] == name]
+            current = summarise(name, mine, a.n, a.estimator, time.perf_counter() - t)
+            # written after every seed: a run stopped early keeps the seeds it finished
+            partial = [*summary, current]
+            out.write_text(json.dumps({"summary": partial, "rows": rows}, indent=1) + "\n")
+        summary.append(current)
         print(json.dumps(summary[-1]), flush=True)
-    out = ROOT / "benchmarks" / "results" / "learned_calibration.json"
     out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n")
 
 

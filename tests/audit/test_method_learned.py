@@ -1,19 +1,27 @@
 """The learned watchdog's held-out verdict (issue #41 item 3): a 95 % interval from the
-cross-fitted lift model, NOT MET where the truth is far above the tolerance, and continuous
-columns accepted without `force` when the log-lift is learned."""
+cross-fitted lift model recalibrated on held-out labels, NOT MET where the truth is far above
+the tolerance, continuous columns accepted without `force` when the log-lift is learned; its
+scorer saved and applied to new records (item 4)."""
 
 from __future__ import annotations
 
+import json
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
 from privwatch import audit
 from privwatch.audit._prepare import prepare_rows
-from privwatch.estimators import learned_breach, margin_flags
-from privwatch.exceptions import ValidationError
+from privwatch.cli import app
+from privwatch.estimators import calibrate, learned_breach, margin_flags, recalibrate
+from privwatch.exceptions import TamperedFileError, ValidationError
+from privwatch.watchdog import LearnedWatchdogMechanism
+
+runner = CliRunner()
 
 
 def _mixture(n: int, seed: int, sep: float = 0.35, share: float = 0.3) -> pd.DataFrame:
@@ -83,3 +91,74 @@ def test_continuous_columns_accepted_without_force_when_learned() -> None:
 def test_audit_accepts_continuous_columns_without_force() -> None:
     r = _run(_mixture(1000, 4), epsilon=1.0)
     assert r.leakage["held_out"] is not None
+
+
+def test_recalibration_undoes_a_shrunk_model() -> None:
+    """Cox's recalibration on held-out labels: log-lifts shrunk to half their true size are
+    brought back (slope about 2); true ones keep a slope about 1."""
+    g = np.random.default_rng(5)
+    true = g.normal(0.0, 1.0, 20_000)
+    s = (g.random(20_000) < 1 / (1 + np.exp(-true))).astype(np.int64)
+    prior = np.bincount(s) / len(s)
+    post = np.column_stack([1 / (1 + np.exp(true)), 1 / (1 + np.exp(-true))])
+
+    def lift(logit: np.ndarray) -> np.ndarray:
+        p = np.column_stack([1 / (1 + np.exp(logit)), 1 / (1 + np.exp(-logit))])
+        return np.log(p / prior)
+
+    right = calibrate(lift(true), s)
+    shrunk = calibrate(lift(true / 2), s)
+    k = 2
+    assert right.theta[k - 1] == pytest.approx(1.0, abs=0.15)
+    assert shrunk.theta[k - 1] > 1.5
+    back = recalibrate(lift(true / 2), shrunk)
+    assert (
+        np.abs(back - np.log(post / prior)).mean()
+        < 0.5 * np.abs(lift(true / 2) - np.log(post / prior)).mean()
+    )
+
+
+def test_saved_learned_watchdog_round_trip_and_tamper(tmp_path: Path) -> None:
+    """Issue #41 item 4: saved, loaded, the same releases on the same new records (a flagged
+    record merged into '*' in every column, the others unchanged); a tampered file refused."""
+    r = _run(_mixture(2000, 6, sep=0.6), epsilon=0.5)
+    mech = r.mechanism()
+    path = mech.save(tmp_path / "m.json")
+    loaded = LearnedWatchdogMechanism.load(path)
+    new = _mixture(1000, 7, sep=0.6)
+    want, flags = mech.release(new)
+    got, again = loaded.release(new)
+    assert 0 < flags.sum() < len(new)
+    assert np.array_equal(flags, again)
+    assert got.astype(str).equals(want.astype(str))
+    assert (got.loc[flags] == "*").all().all()
+    kept = new.loc[~flags, ["x0", "x1", "x2", "x3"]].reset_index(drop=True)
+    assert np.array_equal(got.loc[~flags].to_numpy(dtype=float), kept.to_numpy())
+    doc = json.loads(path.read_text())
+    name = next(iter(doc["arrays"]))
+    data = doc["arrays"][name]["data"]
+    doc["arrays"][name]["data"] = ("B" if data[0] != "B" else "C") + data[1:]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(TamperedFileError):
+        LearnedWatchdogMechanism.load(path)
+
+
+def test_cli_apply_releases_new_records_through_the_saved_scorer(tmp_path: Path) -> None:
+    df, new = _mixture(1500, 8, sep=0.6), _mixture(500, 9, sep=0.6).drop(columns="s")
+    df.to_csv(tmp_path / "data.csv", index=False)
+    new.to_csv(tmp_path / "new.csv", index=False)
+    res = runner.invoke(app, [
+        "audit", str(tmp_path / "data.csv"), "--sensitive", "s", "--epsilon", "0.5",
+        "--estimator", "quadratic_logistic", "--no-checks", "--out", str(tmp_path / "out"),
+        "--save-mechanism", str(tmp_path / "m.json"),
+    ])  # fmt: skip
+    assert res.exit_code in (0, 3), res.output  # continuous columns: no --force needed
+    res = runner.invoke(app, ["apply", str(tmp_path / "m.json"), str(tmp_path / "new.csv"),
+                              "--out", str(tmp_path / "applied"), "--json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.output)
+    applied = pd.read_csv(tmp_path / "applied" / "release.csv", dtype=str)
+    want = LearnedWatchdogMechanism.load(tmp_path / "m.json").apply(new)
+    flagged = (applied["x0"] == "*").to_numpy()
+    assert summary["n_flagged"] == flagged.sum() == (want["x0"] == "*").sum()
+    assert np.allclose(applied.loc[~flagged, "x0"].astype(float), new.loc[~flagged, "x0"])

@@ -137,6 +137,13 @@ def test_save_and_apply_round_trip(method: str, tmp_path: Path) -> None:
     assert METHODS[method].mechanism_refusal(pw.audit.AuditSpec(epsilon=1.0), "memory") is None
 
 
-def test_a_learned_watchdog_refuses_to_save_before_running() -> None:
+def test_a_learned_watchdog_saves_in_memory_only_and_not_unpicklable_trees() -> None:
+    """Issue #41 item 4: the learned watchdog saves its scorer (records in memory); refused
+    before running on the stream route and for gradient-boosted trees (no pickle)."""
     spec = pw.audit.AuditSpec(epsilon=1.0, estimator="classifier")
-    assert METHODS["watchdog"].mechanism_refusal(spec, "memory") is not None
+    assert METHODS["watchdog"].mechanism_refusal(spec, "memory") is None
+    assert METHODS["watchdog"].mechanism_refusal(spec, "stream") is not None
+    trees = pw.audit.AuditSpec(epsilon=1.0, estimator="gradient_boosting")
+    assert "pickle" in str(METHODS["watchdog"].mechanism_refusal(trees, "memory"))
+    stack = pw.audit.AuditSpec(epsilon=1.0, estimator="auto")
+    assert "stacks several families" in str(METHODS["watchdog"].mechanism_refusal(stack, "memory"))

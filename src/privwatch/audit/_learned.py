@@ -6,7 +6,9 @@ record is flagged when its estimated risk breaks epsilon, then, while the held-o
 not met, when its probability of breaking exceeds ``1 - c`` for the search's credible margins
 ``c`` (:data:`privwatch.release.search.MARGINS`); the flagged records are merged into one
 marker. Each release tried is judged by
-:func:`privwatch.estimators.learned_breach` (the share of the population whose released value,
+:func:`privwatch.estimators.learned_breach` on the log-lift recalibrated on the records' labels,
+which the fold models scoring them did not see (:func:`privwatch.estimators.calibrate`, Cox's
+logistic recalibration) (the share of the population whose released value,
 the record or the marker, has a true lift beyond epsilon, with a 95 % interval) and the one
 verdict rule, :func:`privwatch.release.heldout.not_met_reasons`. The marker's own lift counts:
 when the flagged records' shares stray beyond epsilon from p(s), every flagged record is in a
@@ -24,18 +26,24 @@ import numpy as np
 import pandas as pd
 
 from .._numbers import fmt, pct, pct_ci
-from ..estimators import LearnedBreach, learned_breach, margin_flags
+from ..estimators import Calibration, LearnedBreach, calibrate, learned_breach, margin_flags
 from ..exceptions import ValidationError
 from ..release import SUPPRESSED, explain_protection, per_value
 from ..release.heldout import DRAWS, REPLICATES, not_met_reasons
 from ..release.search import MARGINS
-from ..watchdog import flagged_set_guarantee
+from ..watchdog import LearnedWatchdogMechanism, flagged_set_guarantee
 from ._leakage import stable_leakage
-from ._method import AuditView, Decision, Measured, Step
+from ._method import NO_MECHANISM, AuditView, Decision, Measured, Step
 from ._spec import AuditSpec
 from ._steps import watchdog_release
 
-__all__ = ["LearnedRelease", "decide_learned", "learned_leakage", "learned_rows"]
+__all__ = [
+    "LearnedRelease",
+    "decide_learned",
+    "learned_leakage",
+    "learned_mechanism",
+    "learned_rows",
+]
 
 
 class _Request(NamedTuple):
@@ -57,6 +65,11 @@ class LearnedRelease:
     reasons: list[str]
     tolerance: float
     disclosure: str
+    #: The recalibration of the cross-fitted log-lift on held-out labels (flags and estimate).
+    calibration: Calibration | None = None
+    #: The log-lift model fitted on every record (its fold models on ``resamples_``): the
+    #: scorer a saved mechanism flags new records with.
+    scorer: Any = None
 
 
 def _information(flags: np.ndarray) -> float:
@@ -89,17 +102,19 @@ def decide_learned(spec: AuditSpec, m: Measured, step: Step) -> Decision:
     request = _Request(m.epsilon, spec.disclosure, float(spec.max_suppressed))
     folds = int(getattr(strategy, "cv", None) or 5)
     found: LearnedRelease | None = None
+    cal = calibrate(ll, codes)  # on held-out labels: the fold models did not see them
     for confidence in (None, *MARGINS):
         flags = margin_flags(ll, sd, m.epsilon, spec.disclosure, confidence)
         held = learned_breach(
-            ll, sd, flags, codes, m.epsilon, spec.disclosure, folds=folds, draws=DRAWS,
-            replicates=REPLICATES, rng=spec.seed,
+            ll, sd, flags, codes, m.epsilon, spec.disclosure, folds=folds, calibration=cal,
+            draws=DRAWS, replicates=REPLICATES, rng=spec.seed,
         )  # fmt: skip
         info = _information(flags)
         reasons = not_met_reasons(request, info, held, tol, protection)
         found = LearnedRelease(
-            confidence, flags, held, info, protection, reasons, tol, spec.disclosure
-        )
+            confidence, flags, held, info, protection, reasons, tol, spec.disclosure, cal,
+            getattr(strategy, "estimator", None),
+        )  # fmt: skip
         if not reasons or flags.all():
             break
     assert found is not None
@@ -198,3 +213,24 @@ def learned_rows(result: AuditView) -> list[tuple[str, str]]:
          f"{pct(held['breach_probability'], (hi - lo) / 2)} (95 % {pct_ci(lo, hi)}; "
          f"tolerance {pct(g['tolerance'])})"),
     ]  # fmt: skip
+
+
+def learned_mechanism(result: AuditView) -> LearnedWatchdogMechanism:
+    """The learned watchdog's scorer as a saved mechanism: the model fitted on every record,
+    its fold models (for a margin rule), the recalibration, the rule the audit ended with."""
+    found: LearnedRelease = result.method_detail
+    est = found.scorer
+    if est is None or found.calibration is None:
+        raise ValidationError(NO_MECHANISM)
+    scorer = getattr(est, "best_", est)  # AutoLift: the family it selected
+    folds = list(getattr(est, "resamples_", None) or [])
+    sensitive = result.settings["sensitive"]
+    return LearnedWatchdogMechanism(
+        scorer, list(result.settings["observed"]), found.calibration,
+        fold_models=folds if found.confidence is not None else [],
+        groups=int(getattr(est, "resample_groups_", 5)),
+        sensitive=sensitive if isinstance(sensitive, str) else "+".join(sensitive),
+        epsilon=float(result.epsilon), disclosure=found.disclosure,
+        confidence=found.confidence, status=str(result.leakage["status"]), marker=SUPPRESSED,
+        input_name=result.stamp.get("input_name"), input_sha256=result.stamp.get("input_sha256"),
+    )  # fmt: skip

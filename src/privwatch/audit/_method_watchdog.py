@@ -7,8 +7,9 @@ merged into one released value, the X-invariant randomization of Sadeghi et al. 
 With a learned estimator (Hsu et al. §IV) the log-lift is cross-fitted, on the records in
 memory (:class:`~privwatch.watchdog.Watchdog`) or on Parquet batches the streamed route scores
 while it labels them (:func:`~privwatch.watchdog.flagged_set_guarantee` of their counts); the
-guarantee is then an estimate, not a proof. It saves no mechanism: the learned log-lift is not
-kept.
+guarantee is then an estimate, not a proof. On records in memory its mechanism is the scorer
+(the model fitted on every record, its fold models and the recalibration), saved through the
+checked model format (:class:`~privwatch.watchdog.LearnedWatchdogMechanism`).
 
 With plug-in counts (no learned estimator) the units are the observed tuples: flagged when their
 lift breaks epsilon, merged into ``*``, the flags' margin grown until the held-out breach
@@ -27,10 +28,15 @@ import pandas as pd
 from .._numbers import fmt, pct
 from ..watchdog import Guarantee, Watchdog, flagged_set_guarantee
 from ._leakage import stable_leakage
-from ._learned import LearnedRelease, decide_learned, learned_leakage, learned_rows
+from ._learned import (
+    LearnedRelease,
+    decide_learned,
+    learned_leakage,
+    learned_mechanism,
+    learned_rows,
+)
 from ._merged import decide_merged, merged_leakage, merged_mechanism, merged_rows
 from ._method import (
-    NO_MECHANISM,
     AuditView,
     Decision,
     Measured,
@@ -80,16 +86,30 @@ class WatchdogMethod(ReleaseMethod):
         return watchdog_rows(result)
 
     def mechanism(self, result: AuditView) -> SavedMechanism:
-        """The plug-in release's map of tuples (a learned log-lift is not kept: refused)."""
+        """The plug-in release's map of tuples, or the learned watchdog's scorer
+        (:class:`~privwatch.watchdog.LearnedWatchdogMechanism`, records in memory)."""
+        if isinstance(result.method_detail, LearnedRelease):
+            return learned_mechanism(result)
         if "n_merged_tuples" not in result.summary:
             return super().mechanism(result)
         return merged_mechanism(self.name, result)
 
     def mechanism_refusal(self, spec: AuditSpec, route: str) -> str | None:
-        """The learned log-lift is not kept: refused before the audit runs."""
-        if spec.estimator == "plugin":
-            return super().mechanism_refusal(spec, route)
-        return NO_MECHANISM
+        """Records in memory only; one learned family saved without pickle only (not
+        gradient-boosted trees, not the stack of `auto`): refused before the audit runs."""
+        if spec.estimator == "gradient_boosting":
+            return (
+                "`save_mechanism` saves the learned watchdog's scorer through the checked model "
+                "format, which cannot hold gradient-boosted trees without pickle: name another "
+                "family, e.g. `estimator`='quadratic_logistic' or 'classifier'."
+            )
+        if spec.estimator == "auto":
+            return (
+                "`save_mechanism` saves the learned watchdog's scorer as one model, and "
+                "`estimator`='auto' stacks several families: name one, e.g. "
+                "`estimator`='quadratic_logistic' or 'classifier'."
+            )
+        return super().mechanism_refusal(spec, route)
 
 
 def leakage_of_watchdog(

@@ -10,7 +10,15 @@ from ._bayes_grid import bayes_error_grid, grid_centres
 from ._classifier import ClassifierLift
 from ._crossfit import LiftScores
 from ._dv import DVLift
-from ._learned_breach import LearnedBreach, learned_breach, margin_flags, record_breach
+from ._learned_breach import (
+    Calibration,
+    LearnedBreach,
+    calibrate,
+    learned_breach,
+    margin_flags,
+    recalibrate,
+    record_breach,
+)
 from ._mixture import MixtureLift
 from ._plugin import PluginLift
 from ._plugin_intervals import (
@@ -25,6 +33,7 @@ from ._stream_crossfit import CrossFittedSource, cross_fit_source
 __all__ = [
     "CANDIDATES",
     "AutoLift",
+    "Calibration",
     "ClassifierLift",
     "CrossFittedSource",
     "DVLift",
@@ -37,6 +46,7 @@ __all__ = [
     "PosteriorLift",
     "TabularPreprocessor",
     "bayes_error_grid",
+    "calibrate",
     "cross_fit_source",
     "grid_centres",
     "learned_breach",
@@ -45,5 +55,6 @@ __all__ = [
     "margin_flags",
     "miller_madow_mutual_information",
     "posterior_log_loss",
+    "recalibrate",
     "record_breach",
 ]

@@ -7,6 +7,7 @@ curve. On a table: :class:`Watchdog`.
 
 from ._bounds import OptimalEpsilon, gamma_bound, optimal_epsilon
 from ._estimator import Guarantee, RecordScores, Watchdog, WatchdogEvaluation
+from ._learned_mechanism import LEARNED_KIND, LearnedWatchdogMechanism
 from ._mechanism import (
     WatchdogMechanism,
     WatchdogUtility,
@@ -22,7 +23,9 @@ from ._table import safe_marker
 from ._tradeoff import TradeoffCurve, record_tradeoff, tradeoff
 
 __all__ = [
+    "LEARNED_KIND",
     "Guarantee",
+    "LearnedWatchdogMechanism",
     "OptimalEpsilon",
     "RecordScores",
     "RelaxedWatchdogResult",

@@ -18,6 +18,7 @@ import numpy as np
 from ..._files import check_writable, file_sha256, staged_files
 from ...engines import read_table
 from ...exceptions import TamperedFileError, ValidationError
+from ...watchdog import LEARNED_KIND, LearnedWatchdogMechanism
 from ..randomized import RANDOMIZED_KIND, RandomizedMechanism
 from ._applied_release import AppliedRelease
 from ._mechanism import Generalisation
@@ -131,6 +132,8 @@ def apply_saved_mechanism(
     check_writable(target, overwrite)
     if saved_kind(mechanism) == RANDOMIZED_KIND:  # a randomized release: its channel, drawn
         return _apply_randomized(Path(mechanism), Path(data), target, sep, encoding, seed)
+    if saved_kind(mechanism) == LEARNED_KIND:  # a learned watchdog: its scorer flags, merged
+        return _apply_learned(Path(mechanism), Path(data), target, sep, encoding)
     try:
         mech = Generalisation.load(mechanism)
     except TamperedFileError as exc:  # the file reader names its `path`: here the mechanism
@@ -178,6 +181,35 @@ def _apply_randomized(
         "epsilon": mech.epsilon,
         "kind": RANDOMIZED_KIND,
         "seed": seed,
+    }
+    _write_batch(target, applied, summary)
+    return AppliedBatch(applied, summary, target, [target / name for name in APPLY_FILES])
+
+
+def _apply_learned(
+    mechanism: Path, data: Path, target: Path, sep: str | None, encoding: str
+) -> AppliedBatch:
+    """A saved learned watchdog applied to ``data``: each record scored by the saved model,
+    flagged records merged into the marker (every record is scored: none is unseen)."""
+    try:
+        mech = LearnedWatchdogMechanism.load(mechanism)
+    except TamperedFileError as exc:
+        raise TamperedFileError(str(exc).replace("`path`", "`mechanism`", 1)) from None
+    frame = read_table(data, sep=sep, encoding=encoding)
+    released, flags = mech.release(frame)
+    applied = AppliedRelease(released, np.zeros(len(frame), dtype=bool), np.arange(len(frame)))
+    summary = {
+        "mechanism": mechanism.name,
+        "mechanism_sha256": file_sha256(mechanism),
+        "input_name": data.name,
+        "input_sha256": file_sha256(data),
+        "n_records": len(frame),
+        "n_unseen": 0,
+        "n_flagged": int(flags.sum()),
+        "unseen_rule": "none: every record is scored by the saved log-lift model",
+        "fitted_status": mech.status,
+        "epsilon": mech.epsilon,
+        "kind": LEARNED_KIND,
     }
     _write_batch(target, applied, summary)
     return AppliedBatch(applied, summary, target, [target / name for name in APPLY_FILES])
