@@ -61,10 +61,10 @@ class Case:
     """One golden audit: its command-line arguments (after ``privwatch audit``) and outputs.
 
     ``args`` receives the folder of the inputs; ``files`` are the output files compared (a
-    ``release.parquet`` is compared as a CSV of its rows sorted by ``privwatch_row``).
+    ``.parquet`` file is compared as a CSV of its rows sorted by the record key ``record``).
     ``float32`` names the values computed by float32 torch training, which the CPU's kernels
     round differently: ``leakage.json`` key paths (``/guarantee/effective_epsilon``) and CSV
-    columns (``release.parquet.csv.gz:risk``), compared within :data:`FLOAT32_ATOL`; every other
+    columns (``scores.parquet.csv.gz:risk``), compared within :data:`FLOAT32_ATOL`; every other
     value (counts, flags, released values, texts, float64 results) is compared exactly.
     """
 
@@ -100,7 +100,7 @@ def _stream_args(inputs: Path) -> list[str]:
 
 
 MEMORY_FILES = ("leakage.json", "release.csv", "scores.csv", "frontier.csv")
-ENGINE_FILES = ("leakage.json", "release.parquet")
+ENGINE_FILES = ("leakage.json", "release.parquet", "scores.parquet")
 CASES = {
     c.name: c
     for c in (
@@ -119,9 +119,9 @@ CASES = {
                 "/guarantee/effective_epsilon",
                 "/before/mutual_information_estimate",
                 "/mutual_information_estimate",
-                "release.parquet.csv.gz:risk",
-                "release.parquet.csv.gz:log_lift[0]",
-                "release.parquet.csv.gz:log_lift[1]",
+                "scores.parquet.csv.gz:risk",
+                "scores.parquet.csv.gz:log_lift[0]",
+                "scores.parquet.csv.gz:log_lift[1]",
             ),
         ),
     )
@@ -232,8 +232,9 @@ def normalised(out: Path, files: tuple[str, ...]) -> dict[str, bytes]:
     """The compared form of each output file, keyed by its golden file name.
 
     ``leakage.json``: see :func:`_normalise_json`, written with ``indent=2``; CSV files: the
-    bytes as written (gzipped in the golden folder); ``release.parquet``: its rows sorted by
-    ``privwatch_row`` (an engine writes in its scan order), as CSV.
+    bytes as written (gzipped in the golden folder); ``release.parquet`` and
+    ``scores.parquet``: their rows sorted by the record key ``record`` (an engine writes in its
+    scan order), as CSV.
     """
     found: dict[str, bytes] = {}
     for name in files:
@@ -244,7 +245,7 @@ def normalised(out: Path, files: tuple[str, ...]) -> dict[str, bytes]:
             doc = _normalise_json(as_before(json.loads(path.read_text())))
             found[name] = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
         elif name.endswith(".parquet"):
-            rows = pd.read_parquet(path).sort_values("privwatch_row", kind="stable")
+            rows = pd.read_parquet(path).sort_values("record", kind="stable")
             found[f"{name}.csv.gz"] = rows.to_csv(index=False, lineterminator="\n").encode()
         else:
             found[f"{name}.gz"] = path.read_bytes()

@@ -20,8 +20,13 @@ child process, default seed, its exit status compared too):
   streamed neural route, ``--estimator classifier --epsilon 0.3 --folds 2``.
 
 Compared: ``leakage.json``; ``release.csv``, ``scores.csv`` and ``frontier.csv`` byte for byte
-(in-memory route); ``release.parquet`` as CSV of its rows sorted by ``privwatch_row`` (engine
-and streamed routes; an engine writes in its scan order, so the row order is not compared).
+(in-memory route); ``release.parquet`` and ``scores.parquet`` as CSV of their rows sorted by the
+record key ``record`` (engine and streamed routes; an engine writes in its scan order, so the
+row order is not compared). Issue #42 split the engine and streamed routes' one
+``release.parquet`` (every input column beside ``release_*`` columns and the scores) into these
+two files: their goldens were rewritten from the old ones' values, checked equal column by
+column (the released values, the record key = the old ``privwatch_row``, every score), with the
+source's own columns dropped; ``leakage.json`` was not rewritten.
 
 Exact, except the streamed route's float32 values: ``Case.float32`` in ``_golden.py`` names
 them (the classifier's per-record risks and log-lifts, ``effective_epsilon`` and the mutual
@@ -93,7 +98,7 @@ def test_a_changed_value_is_named_by_file_key_and_row() -> None:
 
 def test_float32_values_get_the_measured_tolerance_and_nothing_else_does() -> None:
     """Only the named float32 values may move, and by at most FLOAT32_ATOL (1e-6)."""
-    names = ("/e", "release.parquet.csv.gz:risk")
+    names = ("/e", "scores.parquet.csv.gz:risk")
     golden = b'{"e": 0.29950522527039336, "n": 1876, "x": 0.5}'
     moved = b'{"e": 0.2995052132459142, "n": 1876, "x": 0.5}'  # issue #45's other CPU
     assert first_difference("leakage.json", moved, golden, names) is None
@@ -106,7 +111,7 @@ def test_float32_values_get_the_measured_tolerance_and_nothing_else_does() -> No
                             golden, names) == "/n: got 1877, golden 1876"  # fmt: skip
     other = b'{"e": 0.29950522527039336, "n": 1876, "x": 0.5000001}'  # not named: exact
     assert first_difference("leakage.json", other, golden, names) == "/x: got 0.5000001, golden 0.5"
-    file = "release.parquet.csv.gz"
+    file = "scores.parquet.csv.gz"
     csv = b"row,risk,flagged\n0,0.0671342398204039,False\n1,0.3780828413039646,True\n"
     near = b"row,risk,flagged\n0,0.06713424358280709,False\n1,0.3780828413039646,True\n"
     assert first_difference(file, near, csv, names) is None

@@ -28,7 +28,8 @@ from typer.testing import CliRunner
 import privwatch
 from privwatch.audit import (
     LEAKAGE_KEYS,
-    RECORDS_FILE,
+    RELEASE_FILE,
+    SCORES_FILE,
     Audit,
     AuditSpec,
     Bundled,
@@ -137,14 +138,15 @@ def test_every_route_writes_the_common_files(
     for name in COMMON_FILES:
         assert (out / name).stat().st_size > 0, name
     assert "data:image/png;base64," in (out / "report.html").read_text(encoding="utf-8")
-    records = out / RECORDS_FILE
+    records = [out / RELEASE_FILE, out / SCORES_FILE]
     if route == "memory":
         assert {p.name for p in written} == {*COMMON_FILES, *RECORD_FILES}
-        assert len(pd.read_csv(out / "release.csv")) == 400 and not records.exists()
+        assert len(pd.read_csv(out / "release.csv")) == 400
+        assert not any(p.exists() for p in records)
     else:
-        assert result.written == str(records) and records in written
-        assert {p.name for p in written} == {*COMMON_FILES, RECORDS_FILE}
-        assert len(pd.read_parquet(records)) == 400
+        assert result.written == [str(p) for p in records] and records[0] in written
+        assert {p.name for p in written} == {*COMMON_FILES, RELEASE_FILE, SCORES_FILE}
+        assert all(len(pd.read_parquet(p)) == 400 for p in records)
         assert not any((out / name).exists() for name in RECORD_FILES)
 
 

@@ -62,19 +62,25 @@ def test_written_records_flags_and_guarantee_agree(tmp_path: Path) -> None:
     assert "reads the Parquet files in batches" in doc["engine_reason"]
     leak = json.loads((tmp_path / "out" / "leakage.json").read_text())
     assert leak["route"] == "stream" and leak["estimator"] == "classifier"
-    assert leak["written"] == str(tmp_path / "out" / "release.parquet")
+    out = tmp_path / "out"
+    assert leak["written"] == [str(out / "release.parquet"), str(out / "scores.parquet")]
     assert leak["markers"] == {"x": "*", "c": "*"}  # no value of x or c is "*"
-    written = pd.read_parquet(tmp_path / "out" / "release.parquet")
+    release = pd.read_parquet(out / "release.parquet")
+    written = pd.read_parquet(out / "scores.parquet")
+    # the release is publishable: the record key and the released columns, nothing else
+    assert list(release.columns) == ["record", "x", "c"]
+    scored = ["record", "fold", "log_lift[0]", "log_lift[1]", "risk", "flagged"]
+    assert list(written.columns) == scored
     source = pd.concat(pd.read_parquet(p) for p in sorted((tmp_path / "lake").iterdir()))
     rows = np.arange(800)
-    assert written["privwatch_row"].tolist() == rows.tolist()
+    assert written["record"].tolist() == release["record"].tolist() == rows.tolist()
     assert np.array_equal(written["fold"].to_numpy(), fold_of(rows, 2, 0))
     flagged = written["risk"].to_numpy() > 0.2
     assert np.array_equal(written["flagged"].to_numpy(), flagged)
     assert 0 < flagged.sum() < 800  # a weak signal: some records flagged, not all
     for col in ("x", "c"):
         expected = np.where(flagged, "*", source[col].astype(str).to_numpy(dtype=object))
-        assert written[f"release_{col}"].tolist() == expected.tolist()
+        assert release[col].tolist() == expected.tolist()
     s = source["s"].to_numpy()
     expected_g = flagged_set_guarantee(
         np.bincount(s), np.bincount(s[flagged], minlength=2),
@@ -104,23 +110,24 @@ def test_flagged_records_that_still_reveal_the_value_are_not_met(tmp_path: Path)
 
 
 def test_library_route_is_reproducible(tmp_path: Path) -> None:
-    """Twice the same seed, the records written to ``out/release.parquet`` and to a
-    ``write_table`` path: the same guarantee and the same records."""
+    """Twice the same seed, the records written to two folders: the same guarantee and the
+    same records."""
     glob = _lake(tmp_path / "lake", 600, 2, rare_island=False)
     options: dict[str, Any] = {
         "sensitive": "s", "observed": ["x", "c"], "epsilon": 0.2, "estimator": "dv",
         "folds": 2, "seed": 3, "estimator_params": {"epochs": 2, "n_ensemble": 1},
     }  # fmt: skip
     (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
     res = run(source=glob, out=tmp_path / "a", **options)
-    again = run(source=glob, write_table=str(tmp_path / "b.parquet"), **options)
+    again = run(source=glob, out=tmp_path / "b", **options)
     assert isinstance(res, Audit) and res.route == again.route == "stream"
-    assert res.written == str(tmp_path / "a" / "release.parquet")
-    assert again.written == str(tmp_path / "b.parquet")
+    assert res.written == [str(tmp_path / "a" / f) for f in ("release.parquet", "scores.parquet")]
     assert res.leakage["guarantee"] == again.leakage["guarantee"]
     assert res.summary["n_records"] == 600
-    first = pd.read_parquet(tmp_path / "a" / "release.parquet")
-    assert first.equals(pd.read_parquet(tmp_path / "b.parquet"))
+    for name in ("release.parquet", "scores.parquet"):
+        first = pd.read_parquet(tmp_path / "a" / name)
+        assert first.equals(pd.read_parquet(tmp_path / "b" / name)), name
     source = pd.concat(pd.read_parquet(p) for p in sorted((tmp_path / "lake").iterdir()))
     counts = source["s"].value_counts()
     assert res.summary["sensitive_counts"] == {"0": int(counts[0]), "1": int(counts[1])}
@@ -152,17 +159,19 @@ def test_the_marker_never_collides_with_a_value_of_the_column(tmp_path: Path) ->
     c = np.where(s == 1, g.choice(["*", "**", "v"], n), g.choice(["v", "w"], n))
     frame = pd.DataFrame({"s": s, "x": g.normal(0, 1, n), "c": c})
     frame.to_parquet(tmp_path / "t.parquet", row_group_size=150)
-    src, out = tmp_path / "t.parquet", tmp_path / "r.parquet"
-    res = run(
-        source=src, sensitive="s", observed=["x", "c"], epsilon=0.2, estimator="classifier",
-        write_table=str(out), folds=2, estimator_params={"epochs": 3, "n_ensemble": 1},
+    out = tmp_path / "out"
+    out.mkdir()
+    res = run(  # a glob: streamed (one small file alone would be read into memory)
+        source=str(tmp_path / "t*.parquet"), sensitive="s", observed=["x", "c"], epsilon=0.2,
+        estimator="classifier", out=out, folds=2,
+        estimator_params={"epochs": 3, "n_ensemble": 1},
     )  # fmt: skip
+    assert res.route == "stream"
     markers = res.details["markers"]
     assert markers == {"x": "*", "c": "***"} and res.to_dict()["markers"] == markers
-    written = pd.read_parquet(out)
-    flagged = written["flagged"].to_numpy()
+    flagged = pd.read_parquet(out / "scores.parquet")["flagged"].to_numpy()
     assert 0 < flagged.sum() < n  # "*" and "**" say s = 1: flagged at 0.2 nats
-    released = written["release_c"].to_numpy()
+    released = pd.read_parquet(out / "release.parquet")["c"].to_numpy()
     assert set(released[flagged]) == {"***"}
     assert released[~flagged].tolist() == c[~flagged].tolist()
     assert "***" not in set(c)
@@ -177,7 +186,7 @@ def test_the_marker_never_collides_with_a_value_of_the_column(tmp_path: Path) ->
         (["--epsilon", "0.5", "--folds", "0"], "scores every record cross-fitted: --folds must"),
         (["--epsilon", "0.5", "--bins", "x=4"], "--bins needs the records in memory"),
         (["--epsilon", "0.5", "--delta", "0.1"], "--delta needs the records in memory"),
-        (["--epsilon", "0.5", "--write-table", "t"], "--write-table must be a .parquet path"),
+        (["--epsilon", "0.5", "--write-table", "t"], "--write-table names new tables of a"),
     ],
 )
 def test_refused_before_training(tmp_path: Path, args: list[str], message: str) -> None:

@@ -2,7 +2,9 @@
 
 Every source gets the same assertions: the engine route's release and flags equal the
 in-memory audit's (same epsilon, same folds), record by record in input order; the engine and
-why are stated; the output lands where ``--write-table`` says.
+why are stated; the output lands where ``--write-table`` says. Every route writes the same two
+record files: a publishable release (the record key and the released observed columns, no
+other column of the source, the sensitive one least of all) and the scores.
 """
 
 from __future__ import annotations
@@ -64,11 +66,28 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> tuple[pd.DataFrame, Path, 
     return df, d, reference
 
 
+#: The columns of the engine route's scores (scores.csv's of the in-memory search, less the
+#: per-value log-lifts, which need the records' estimator).
+SCORES = ["record", "risk", "flagged", "suppressed", "released_cell_log_lift", "advice_column",
+          "advice_risk"]  # fmt: skip
+
+
+def _records_files(release: pd.DataFrame, scores: pd.DataFrame, n: int) -> pd.DataFrame:
+    """The two record files checked and joined on the record key, in input order: the release
+    holds the key and the released observed columns only (no sensitive, no ``other``, no
+    ``privwatch_row``), the scores the key and the scores only; each record once in each."""
+    assert list(release.columns) == ["record", *OBS]
+    assert list(scores.columns) == SCORES
+    for frame in (release, scores):
+        assert sorted(frame["record"]) == list(range(n))  # every record once, any scan order
+    return release.merge(scores, on="record").sort_values("record").reset_index(drop=True)
+
+
 def _same_release(labelled: pd.DataFrame, reference: pd.DataFrame) -> None:
     assert len(labelled) == len(reference)
     for c in OBS:
-        assert labelled[f"release_{c}"].astype(str).tolist() == reference[c].tolist(), c
-    assert labelled["release_flagged"].astype(bool).tolist() == reference["flagged"].tolist()
+        assert labelled[c].astype(str).tolist() == reference[c].tolist(), c
+    assert labelled["flagged"].astype(bool).tolist() == reference["flagged"].tolist()
 
 
 @pytest.mark.parametrize(
@@ -85,13 +104,10 @@ def test_parquet_glob_in_the_engine_releases_like_the_in_memory_audit(
         ).getOrCreate()
     doc = _audit(str(d / "part-*.parquet"), "--engine", engine, "--out", str(tmp_path))
     assert doc["engine"] == engine and doc["n_records"] == len(df)
-    # every route writes the common files (report included), the engine its labelled records
-    assert doc["files"] == [*COMMON_FILES, "release.parquet"]
-    labelled = pd.read_parquet(tmp_path / "release.parquet")  # in the engine's scan order
-    assert sorted(labelled["privwatch_row"]) == list(range(len(df)))  # every record once
-    labelled = labelled.sort_values("privwatch_row").reset_index(drop=True)
-    assert labelled["other"].tolist() == df["other"].tolist()
-    _same_release(labelled, reference)
+    # every route writes the common files (report included), the engine its two record files
+    assert doc["files"] == [*COMMON_FILES, "release.parquet", "scores.parquet"]
+    release, scores = (pd.read_parquet(tmp_path / f) for f in ("release.parquet", "scores.parquet"))
+    _same_release(_records_files(release, scores, len(df)), reference)
     leakage = json.loads((tmp_path / "leakage.json").read_text())
     assert leakage["route"] == "engine" and leakage["engine"] == engine
 
@@ -121,7 +137,7 @@ def _read_table(url: str, name: str) -> pd.DataFrame:
 
     eng = sqlalchemy.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
     with eng.connect() as c:
-        out = pd.read_sql(f'SELECT * FROM {name} ORDER BY "privwatch_row"', c)
+        out = pd.read_sql(f"SELECT * FROM {name}", c)
     eng.dispose()
     return out
 
@@ -137,16 +153,19 @@ def test_database_table_in_the_database_releases_like_the_in_memory_audit(
     df, _, reference = lake
     pg = request.getfixturevalue("postgres_url") if kind == "postgresql" else None
     url = _database_sources(df, tmp_path, pg)[kind]
-    args = [url, "--table", "records", "--out", str(tmp_path / "out")]
-    if kind == "duckdb":  # read-only file: the engine writes Parquet
-        doc = _audit(*args, "--write-table", str(tmp_path / "rel.parquet"))
-        labelled = pd.read_parquet(tmp_path / "rel.parquet").sort_values("privwatch_row")
-    else:
-        doc = _audit(*args, "--write-table", "records_released_cli")
-        labelled = _read_table(url, "records_released_cli")
-        assert doc["written"] == "table records_released_cli"
+    out = tmp_path / "out"
+    args = [url, "--table", "records", "--out", str(out)]
+    if kind == "duckdb":  # read-only file: the engine writes the two Parquet files to --out
+        doc = _audit(*args)
+        files = [pd.read_parquet(out / f) for f in ("release.parquet", "scores.parquet")]
+        assert doc["written"] == [str(out / "release.parquet"), str(out / "scores.parquet")]
+    else:  # asked for: two new tables in the database, named for what they hold
+        doc = _audit(*args, "--write-table", "records_cli")
+        files = [_read_table(url, f"records_cli_{k}") for k in ("release", "scores")]
+        assert doc["written"] == ["table records_cli_release", "table records_cli_scores"]
+        assert not (out / "release.parquet").exists()
     assert doc["engine"] == ("duckdb" if kind == "duckdb" else "sql")
-    _same_release(labelled, reference)
+    _same_release(_records_files(*files, len(df)), reference)
 
 
 def test_credentials_are_never_echoed(tmp_path: Path) -> None:
@@ -195,8 +214,9 @@ def test_engine_route_missing_values(tmp_path: Path) -> None:
     res = runner.invoke(app, [*base, "--out", str(tmp_path / "o2"), "--missing", "drop", "--json"])
     assert res.exit_code in (0, 3), res.output
     assert json.loads(res.stdout)["n_records"] == 600 - 12
-    labelled = pd.read_parquet(tmp_path / "o2" / "release.parquet")
-    assert labelled["release_b"].isna().sum() == 12 and len(labelled) == 600
+    release = pd.read_parquet(tmp_path / "o2" / "release.parquet")
+    assert list(release.columns) == ["record", "a", "b"]  # no column of the source but these
+    assert release["b"].isna().sum() == 12 and len(release) == 600
 
 
 def test_no_records_writes_the_verdict_and_no_record(
@@ -208,17 +228,18 @@ def test_no_records_writes_the_verdict_and_no_record(
     glob = str(d / "part-*.parquet")
     full = _audit(glob, "--engine", "duckdb", "--out", str(tmp_path / "full"))
     bare = _audit(glob, "--engine", "duckdb", "--out", str(tmp_path / "bare"), "--no-records")
-    assert full["files"] == [*COMMON_FILES, "release.parquet"]
+    assert full["files"] == [*COMMON_FILES, "release.parquet", "scores.parquet"]
     assert bare["files"] == list(COMMON_FILES)
     assert sorted(p.name for p in (tmp_path / "bare").iterdir()) == sorted(COMMON_FILES)
     leak = [json.loads((tmp_path / k / "leakage.json").read_text()) for k in ("full", "bare")]
-    assert leak[0]["written"].endswith("release.parquet") and "written" not in leak[1]
+    assert [Path(w).name for w in leak[0]["written"]] == ["release.parquet", "scores.parquet"]
+    assert "written" not in leak[1]
     assert leak[0]["status"] == leak[1]["status"]
     assert leak[0]["release"] == leak[1]["release"]
     mem = _audit(str(d / "all.parquet"), "--out", str(tmp_path / "mem"), "--no-records",
                  "--no-checks")  # fmt: skip
     assert mem["engine"] == "pandas" and mem["files"] == list(COMMON_FILES)
     res = runner.invoke(app, ["audit", glob, "--sensitive", "s", "--observed", "a",
-                              "--no-records", "--write-table", str(tmp_path / "w.parquet"),
+                              "--no-records", "--write-table", "w",
                               "--out", str(tmp_path / "o")])  # fmt: skip
     assert res.exit_code == 2 and "--write-table" in res.stderr and "--no-records" in res.stderr

@@ -120,6 +120,14 @@ def test_labelling_is_identical_and_carries_the_row_position(
     kept = label_records(str(d / "*.parquet"), mapping, OBS, engine="duckdb", keep_columns=["s"])
     assert kept is not None and list(kept.columns) == ["s", ROW_COLUMN, "release", "flag"]
     assert _hash(kept) == _hash(ref[["s", ROW_COLUMN, "release", "flag"]])
+    # ``columns``: exactly these, renamed (a release file: the key and a released value only)
+    picked = {"record": ROW_COLUMN, "x1": "release"}
+    want = ref[[ROW_COLUMN, "release"]].set_axis(["record", "x1"], axis=1)
+    for engine in ("pandas", "polars", "duckdb"):
+        out = tmp_path / f"{engine}-picked.parquet"
+        label_records(str(d / "*.parquet"), mapping, OBS, engine=engine, out=out, columns=picked)
+        got = pd.read_parquet(out).sort_values("record").reset_index(drop=True)
+        assert list(got.columns) == ["record", "x1"] and _hash(got) == _hash(want), engine
 
 
 def test_fold_of_balanced_and_free_of_row_patterns() -> None:
@@ -242,12 +250,16 @@ def _spark_frame_is_an_engine_route_audit(sdf: Any, lake: Path, tmp_path: Path) 
     assert {k: v for k, v in res.leakage.items() if k not in drop} == {
         k: v for k, v in ref.leakage.items() if k not in drop
     }
-    assert res.written == str(tmp_path / "spark" / "release.parquet")
-    on_cluster = pd.read_parquet(res.written)  # unordered: compare the multiset of releases
+    assert res.written == [
+        str(tmp_path / "spark" / f) for f in ("release.parquet", "scores.parquet")
+    ]
+    on_cluster = pd.read_parquet(res.written[0])  # unordered: compare the multiset of releases
     local = pd.read_parquet(tmp_path / "duckdb" / "release.parquet")
+    assert list(on_cluster.columns) == list(local.columns) == ["record", *obs]  # nothing else
     assert len(on_cluster) == len(local) == 3000
-    cols = [f"release_{c}" for c in obs]
-    assert on_cluster.value_counts(cols).to_dict() == local.value_counts(cols).to_dict()
+    assert on_cluster.value_counts(obs).to_dict() == local.value_counts(obs).to_dict()
+    scores = pd.read_parquet(res.written[1])
+    assert "s" not in scores.columns and sorted(scores["record"]) == list(range(3000))
 
 
 def test_read_table_formats_and_errors(tmp_path: Path) -> None:

@@ -303,8 +303,8 @@ def test_release_from_an_engine_count_table_equals_the_pandas_release(tmp_path: 
 def test_engine_route_audit_writes_every_record_through_the_engine(tmp_path: Path) -> None:
     """An audit of a Parquet file in DuckDB (:func:`privwatch.audit.run`, the engine route):
     counted in the engine, searched on the count table, every record labelled by the engine
-    into release.parquet; the records written are those of the release searched on the records
-    themselves."""
+    into release.parquet (the record key and the released columns); the records written are
+    those of the release searched on the records themselves."""
     pytest.importorskip("duckdb")
     from privwatch.audit import run
 
@@ -323,11 +323,11 @@ def test_engine_route_audit_writes_every_record_through_the_engine(tmp_path: Pat
             df, "s", list("abc"), epsilon=0.5, folds=0, hierarchies=hier, frontier_epsilons=[]
         )
     assert (r.route, r.engine) == ("engine", "duckdb") and r.found is not None
-    assert r.written == str(out / "release.parquet")
-    written = pd.read_parquet(out / "release.parquet").sort_values("privwatch_row")
-    assert len(written) == len(df)  # written in scan order
+    assert r.written == [str(out / "release.parquet"), str(out / "scores.parquet")]
+    written = pd.read_parquet(out / "release.parquet").sort_values("record")
+    assert list(written.columns) == ["record", *"abc"] and len(written) == len(df)
     for c in "abc":
-        assert written[f"release_{c}"].tolist() == direct.released[c].tolist()
+        assert written[c].tolist() == direct.released[c].tolist()
     assert r.found.information_nats == pytest.approx(direct.information_nats)
 
 

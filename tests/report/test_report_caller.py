@@ -158,10 +158,10 @@ def test_check_report_states_its_command(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_an_engine_audit_does_not_advise_a_save_it_refuses(tmp_path: Path) -> None:
-    """The engine route cannot save a mechanism (the records are not in memory), and its
-    release.parquet holds every input column beside the released ones: a met audit's next step
-    says which columns to publish and that saving needs the records in memory, instead of the
-    in-memory route's "save it with --save-mechanism" (which the command refuses there)."""
+    """The engine route cannot save a mechanism (the records are not in memory): a met audit's
+    next step says to publish release.parquet (the record key and released columns only) and
+    keep scores.parquet, and that saving needs the records in memory, instead of the in-memory
+    route's "save it with --save-mechanism" (which the command refuses there)."""
     from privwatch.report import next_steps
 
     pytest.importorskip("duckdb")
@@ -173,6 +173,8 @@ def test_an_engine_audit_does_not_advise_a_save_it_refuses(tmp_path: Path) -> No
                  engine="duckdb", out=tmp_path / "o", checks=False)  # fmt: skip
     assert result.route == "engine" and result.satisfied
     (step,) = next_steps(result)
-    assert "release_sex, release_age_cat, release_priors_count" in step, step
-    assert "sensitive one included" in step and "save_mechanism" in step, step
+    assert "Publish release.parquet" in step and "scores.parquet" in step, step
+    assert "save_mechanism" in step, step
+    release = pd.read_parquet(tmp_path / "o" / "release.parquet")
+    assert list(release.columns) == ["record", *observed]  # what the step says it holds
     assert "then privwatch apply" not in step, step

@@ -28,8 +28,8 @@ from ._plan import MEMORY_ONLY, plan
 from ._prepare import MISSING_POLICIES, prepare_table
 from ._registry import METHODS, choose_method, method_for
 from ._result import ROUTES, Audit
-from ._route import Bundled, Route, Step
-from ._route_engine import RECORDS_FILE, EngineRoute, propose_epsilon, public_source
+from ._route import RECORD_KEY, RELEASE_FILE, SCORES_FILE, Bundled, Route, Step
+from ._route_engine import EngineRoute, propose_epsilon, public_source
 from ._route_memory import BUNDLED, MemoryRoute
 from ._route_stream import STREAM_ESTIMATORS, StreamRoute
 from ._run import run
@@ -57,8 +57,10 @@ __all__ = [
     "METHODS",
     "MISSING_POLICIES",
     "PROPOSAL_GRID",
-    "RECORDS_FILE",
+    "RECORD_KEY",
+    "RELEASE_FILE",
     "ROUTES",
+    "SCORES_FILE",
     "STREAM_ESTIMATORS",
     "TARGET_LOSS",
     "UTILITY_KEYS",

@@ -72,8 +72,12 @@ def _stream_reason(spec: AuditSpec, source: Any, reason: str) -> str:
             f"{name} streams the Parquet files itself; leave `engine` at 'auto', or use "
             f"`estimator`='plugin' to count in {spec.engine}."
         )
-    if spec.write_table is not None and not str(spec.write_table).endswith(".parquet"):
-        raise ValidationError(f"`write_table` must be a .parquet path with {name}.")
+    if spec.write_table is not None:
+        raise ValidationError(
+            f"`write_table` names new tables of a source database; with {name} the source is "
+            "Parquet files and the release and scores go to `out` (release.parquet, "
+            "scores.parquet)."
+        )
     if spec.epsilon is None:
         raise ValidationError(
             f"`epsilon` is required with {name} on a source that does not fit in memory (the "

@@ -43,8 +43,9 @@ class Audit:
     :data:`LEAKAGE_KEYS` on every route, ``None`` where a value does not apply.
     ``risk`` and ``risk_weight`` are the record risks :math:`\\max_s |i(s, x)|` and how many
     records carry each (one per record in memory; one per observed tuple in an engine), for the
-    risk figure. ``written`` names where the labelled records went when the route wrote them
-    itself (a Parquet file or a database table).
+    risk figure. ``written`` names where the record files went when the route wrote them itself
+    (release.parquet and scores.parquet, or the database tables ``<name>_release`` and
+    ``<name>_scores`` as ``table <name>_release``).
     """
 
     route: str
@@ -67,7 +68,7 @@ class Audit:
     log_lift: np.ndarray | None = field(repr=False, default=None)
     data: pd.DataFrame | None = field(repr=False, default=None)
     input_rows: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, np.int64))
-    written: str | None = None
+    written: list[str] | None = None
     details: dict[str, Any] = field(default_factory=dict)
     #: Who ran the audit (:class:`~privwatch.audit.Caller`, set by :func:`~privwatch.audit.run`
     #: and replaced by the command line): the report's words and the command reproducing it.

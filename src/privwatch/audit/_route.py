@@ -26,7 +26,16 @@ from ._spec import AuditSpec
 if TYPE_CHECKING:
     from ._result import Audit
 
-__all__ = ["Bundled", "Route", "Step"]
+__all__ = ["RECORD_KEY", "RELEASE_FILE", "SCORES_FILE", "Bundled", "Route", "Step"]
+
+#: The two record files the engine and streamed routes write (the in-memory route's release.csv
+#: and scores.csv, as Parquet): the publishable release (the record key and the released
+#: observed columns only) and the scores; never one file holding both.
+RELEASE_FILE = "release.parquet"
+SCORES_FILE = "scores.parquet"
+#: The record key of both files: the record's 0-based row position in the source (as
+#: release.csv's ``record`` is its input row number).
+RECORD_KEY = "record"
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,12 @@ The records stay in DuckDB, Polars, Spark, a database or a Parquet lake. measure
 in the engine (:func:`privwatch.engines.count_table`, held-out folds from row positions);
 decide: epsilon proposed from the count table when not given (:func:`propose_epsilon`), then
 the release method :func:`~privwatch.audit.method_for` picks, on the count table (the release
-search, :func:`privwatch.release.find_release`: the one method that runs here); label: one join
-in the engine (:func:`privwatch.engines.label_records`) of the decision's mapping, which writes
-every record with its row position, released values, risk and flags.
+search, :func:`privwatch.release.find_release`: the one method that runs here); label: the
+decision's mapping joined in the engine (:func:`privwatch.engines.label_records`) and written
+by the engine as the in-memory route's two files: ``release.parquet`` (the record key and the
+released observed columns, nothing else: publishable) and ``scores.parquet`` (the record key,
+risk, flagged, suppressed, the released cell's log-lift and the advice) — or, asked for with
+``write_table``, as the two tables ``<name>_release`` and ``<name>_scores`` of the database.
 """
 
 from __future__ import annotations
@@ -26,15 +29,31 @@ from ..watchdog import tradeoff
 from ._method import Decision, Measured, ReleaseMethod, check_route
 from ._registry import method_for
 from ._result import Audit
-from ._route import Route, Step
+from ._route import RECORD_KEY, RELEASE_FILE, SCORES_FILE, Route, Step
 from ._spec import AuditSpec
 from ._stamp import make_stamp
 from ._steps import TARGET_LOSS, ReleaseSearch, spec_settings
 
-__all__ = ["RECORDS_FILE", "EngineRoute", "propose_epsilon", "public_source"]
+__all__ = ["EngineRoute", "propose_epsilon", "public_source", "record_columns"]
 
-#: The file the labelled records (scores and release) go to in the output folder.
-RECORDS_FILE = "release.parquet"
+
+def record_columns(mapping: pd.DataFrame, observed: list[str]) -> tuple[dict[str, str], ...]:
+    """``(release, scores)``: the columns of the two record files, each output name -> its
+    source (the row position as :data:`RECORD_KEY`, or a column of the search's ``mapping``:
+    ``release_<observed>`` for the release; its other ``release_*`` columns, the per-tuple
+    scores, for the scores). No column of the source itself reaches either."""
+    key = {RECORD_KEY: engines.ROW_COLUMN}
+    released = {f"release_{c}" for c in observed}
+    clash = [c for c in observed if f"release_{c}" not in mapping.columns]
+    if clash:
+        raise ValidationError(f"the release's mapping has no released value of {clash}.")
+    release = {**key, **{c: f"release_{c}" for c in observed}}
+    scores = {
+        str(c).removeprefix("release_"): str(c)
+        for c in mapping.columns
+        if str(c).startswith("release_") and c not in released
+    }
+    return release, {**key, **scores}
 
 
 def public_source(source: Any) -> str:
@@ -161,6 +180,12 @@ class EngineRoute(Route):
             raise ValidationError("`sensitive` is required with a file, glob, URL or frame.")
         if spec.observed is None:
             raise ValidationError("`observed` is required when auditing in an engine.")
+        if spec.write_table is not None and "://" not in str(source):
+            raise ValidationError(
+                "`write_table` names new tables of the source database (<name>_release and "
+                f"<name>_scores); the source is not a database URL (got {spec.write_table!r}): "
+                "the release and scores go to `out` (release.parquet, scores.parquet)."
+            )
         sens, obs = list(spec.sensitive), list(spec.observed)
         keys = obs + ([spec.useful] if spec.useful and spec.useful not in obs else [])
         step("counting in the engine")
@@ -207,26 +232,30 @@ class EngineRoute(Route):
         self, spec: AuditSpec, source: Any, decided: _Decided, out: Path | None, step: Step
     ) -> Audit:
         d, c = decided, decided.counted
-        to_file = spec.write_table is None or str(spec.write_table).endswith((".parquet", ".csv"))
-        target = None
-        if to_file and (spec.write_table is not None or out is not None):
-            target = Path(spec.write_table or Path(str(out)) / RECORDS_FILE)
+        to_db = spec.write_table is not None
         written = None
-        if spec.records and (target is not None or not to_file):
+        if spec.records and (to_db or out is not None):
             step("labelling every record in the engine")
             if d.decision.mapping is None:
                 raise ValidationError(
                     f"the release method {d.method.name!r} gives no mapping of observed tuples "
                     "to label the records in an engine."
                 )
-            engines.label_records(
-                source, d.decision.mapping, c.observed, out=target, engine=c.engine,
-                table=spec.table, write_table=None if to_file else spec.write_table,
-            )  # fmt: skip
-            written = str(target) if target is not None else f"table {spec.write_table}"
+            written = []
+            files = {"release": RELEASE_FILE, "scores": SCORES_FILE}
+            for (what, name), columns in zip(
+                files.items(), record_columns(d.decision.mapping, c.observed), strict=True
+            ):
+                table = f"{spec.write_table}_{what}" if to_db else None
+                target = None if to_db else Path(str(out)) / name
+                engines.label_records(
+                    source, d.decision.mapping, c.observed, out=target, engine=c.engine,
+                    table=spec.table, write_table=table, columns=columns,
+                )  # fmt: skip
+                written.append(f"table {table}" if to_db else str(target))
         return self._audit(spec, source, d, written)
 
-    def _audit(self, spec: AuditSpec, source: Any, d: _Decided, written: str | None) -> Audit:
+    def _audit(self, spec: AuditSpec, source: Any, d: _Decided, written: list[str] | None) -> Audit:
         c, dec = d.counted, d.decision
         assert dec.flags is not None and dec.risk is not None
         weight = c.counts["count"].to_numpy(dtype=np.float64)

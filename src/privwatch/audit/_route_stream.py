@@ -9,8 +9,12 @@ scored **cross-fitted** — by a network that did not train on it
 (:func:`privwatch.estimators.cross_fit_source`) — flagged when its risk
 :math:`\max_s |\hat i(s, x)|` exceeds epsilon, and released with its observed values, or with
 every observed value replaced by a marker when flagged (the flagged records merged into one
-released value). The guarantee is :func:`privwatch.watchdog.flagged_set_guarantee` of the
-counts: an estimate, not a proof, since the log-lift is learned. What is released is the
+released value). The records are written as the in-memory route's two files, in the same pass:
+``release.parquet`` (the record key and the released observed columns: publishable) and
+``scores.parquet`` (the record key, the fold whose network scored it, each value's log-lift,
+risk and flag). The guarantee is
+:func:`privwatch.watchdog.flagged_set_guarantee` of the counts: an estimate, not a proof, since
+the log-lift is learned. What is released is the
 release method ``watchdog``'s (:mod:`privwatch.audit._method_watchdog`, through
 :func:`~privwatch.audit.method_for`): its decision gives the threshold this route flags at while
 it labels, and its section of leakage.json follows from the counts of that pass.
@@ -26,14 +30,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..engines import parquet_files, write_parquet_frames
+from ..engines import ROW_COLUMN, parquet_files, write_parquet_files
 from ..estimators import ClassifierLift, DVLift, cross_fit_source
 from ..exceptions import ValidationError
 from ..watchdog import safe_marker
 from ._method import Decision, Measured, ReleaseMethod, check_route
 from ._registry import method_for
 from ._result import Audit
-from ._route import Route, Step
+from ._route import RECORD_KEY, RELEASE_FILE, SCORES_FILE, Route, Step
 from ._spec import AuditSpec
 from ._stamp import make_stamp
 from ._steps import spec_settings
@@ -63,9 +67,9 @@ def _markers(members: Sequence[Any], observed: list[str]) -> dict[str, str]:
 def _release_columns(
     frame: pd.DataFrame, markers: dict[str, str], flagged: np.ndarray
 ) -> dict[str, Any]:
-    """``release_<col>``: the observed value as text, the column's marker where flagged."""
+    """Each observed column released: the value as text, the column's marker where flagged."""
     return {
-        f"release_{c}": np.where(flagged, m, frame[c].astype(str).to_numpy(dtype=object))
+        c: np.where(flagged, m, frame[c].astype(str).to_numpy(dtype=object))
         for c, m in markers.items()
     }
 
@@ -149,24 +153,26 @@ class StreamRoute(Route):
     def label(
         self, spec: AuditSpec, source: Any, decided: _Decided, out: Path | None, step: Step
     ) -> Audit:
-        path = Path(spec.write_table) if spec.write_table else None
-        if path is None and not spec.records:  # scored and counted, not written
+        if not spec.records:  # scored and counted, not written
             step("scoring and flagging every record")
             return self._audit(spec, source, decided, _score_and_write(spec, str(source), decided))
-        if path is None:
-            if out is None:
-                raise ValidationError("`out` is required: the streamed route writes its records.")
-            path = Path(out) / "release.parquet"
-        if path.suffix != ".parquet" or not path.parent.is_dir():
+        if out is None or not Path(out).is_dir():
             raise ValidationError(
-                f"`write_table` must be a .parquet path in an existing folder; got {str(path)!r}."
+                f"`out` must be an existing folder: the streamed route writes its records; got "
+                f"{out!r}."
             )
+        paths = [Path(out) / RELEASE_FILE, Path(out) / SCORES_FILE]
         step("scoring, flagging and writing every record")
-        scored = _score_and_write(spec, str(source), decided, path)
-        return self._audit(spec, source, decided, scored, path)
+        scored = _score_and_write(spec, str(source), decided, paths)
+        return self._audit(spec, source, decided, scored, paths)
 
     def _audit(
-        self, spec: AuditSpec, source: Any, d: _Decided, sc: _Scored, path: Path | None = None
+        self,
+        spec: AuditSpec,
+        source: Any,
+        d: _Decided,
+        sc: _Scored,
+        paths: list[Path] | None = None,
     ) -> Audit:
         n = int(sc.counts.sum())
         dec = d.decision
@@ -188,7 +194,7 @@ class StreamRoute(Route):
             epsilon_reason=dec.epsilon_reason,
             leakage=d.method.leakage(spec, d.table, dec),
             stamp=stamp, risk=risk, risk_weight=np.ones(len(risk)),
-            written=None if path is None else str(path),
+            written=None if paths is None else [str(p) for p in paths],
             details={
                 "estimator": spec.estimator, "markers": sc.markers,
                 "scoring": f"cross-fitted, {spec.folds} folds (privwatch.engines.fold_of of the "
@@ -216,10 +222,10 @@ def _keep_sample(sc: _Scored, risk: np.ndarray) -> None:
 
 
 def _score_and_write(
-    spec: AuditSpec, source: str, d: _Decided, path: Path | None = None
+    spec: AuditSpec, source: str, d: _Decided, paths: list[Path] | None = None
 ) -> _Scored:
     """One pass over the records: score (cross-fitted), flag at the decision's epsilon, count
-    and write them (to ``path``; not written when it is None)."""
+    and write them (the release and the scores to ``paths``; not written when it is None)."""
     t, sens, obs = d.trained, d.table.sensitive, d.table.observed
     labels = list(t.fitted.sensitive_labels)
     position = {str(v): j for j, v in enumerate(labels)}
@@ -229,7 +235,7 @@ def _score_and_write(
     )  # fmt: skip
     eps = d.decision.epsilon
 
-    def labelled() -> Iterator[pd.DataFrame]:
+    def labelled() -> Iterator[tuple[pd.DataFrame, pd.DataFrame]]:
         for frame in t.fitted.score_batches(source, keep=[sens, *obs], read_rows=READ_ROWS):
             codes = frame[sens].astype(str).map(position).to_numpy(dtype=np.int64)
             risk = frame["risk"].to_numpy()
@@ -239,15 +245,19 @@ def _score_and_write(
             _keep_sample(sc, np.asarray(risk, dtype=np.float64))
             if (~flagged).any():
                 sc.kept_risk = max(sc.kept_risk, float(risk[~flagged].max()))
-            ll = frame[[f"log_lift[{v}]" for v in labels]].to_numpy()
+            lift = [f"log_lift[{v}]" for v in labels]
+            ll = frame[lift].to_numpy()
             sc.own_log_lift += float(ll[np.arange(len(frame)), codes].sum())
-            body = frame.drop(columns=[sens, *obs])
-            body["flagged"] = flagged
-            yield body.assign(**_release_columns(frame, sc.markers, flagged))
+            key = {RECORD_KEY: frame[ROW_COLUMN].to_numpy()}
+            release = pd.DataFrame({**key, **_release_columns(frame, sc.markers, flagged)})
+            scores = pd.DataFrame({**key, **{c: frame[c].to_numpy() for c in ["fold", *lift]}})
+            scores["risk"] = risk
+            scores["flagged"] = flagged
+            yield release, scores
 
-    if path is None:
+    if paths is None:
         for _ in labelled():
             pass
     else:
-        write_parquet_frames(labelled(), path)
+        write_parquet_files(labelled(), paths)
     return sc

@@ -73,7 +73,7 @@ def print_audit(result: Audit, proposed: bool) -> None:
             say(f"  {i}. {step}")
     rows = result.rows()
     if result.written is not None:
-        rows.append(("scores and release written to", result.written))
+        rows.append(("release and scores written to", ", ".join(result.written)))
     if "markers" in result.details:
         markers = result.details["markers"]
         rows.append(

@@ -8,7 +8,7 @@ from ._label import label_records, label_spark_frame
 from ._read import MAX_COLUMNS, iter_batches, parquet_files, read_table
 from ._sources import AUTO_THRESHOLD_BYTES, ENGINES, choose_engine
 from ._sources import ROW as ROW_COLUMN
-from ._write import write_parquet_frames
+from ._write import write_parquet_files, write_parquet_frames
 
 __all__ = [
     "AUTO_THRESHOLD_BYTES",
@@ -23,5 +23,6 @@ __all__ = [
     "label_spark_frame",
     "parquet_files",
     "read_table",
+    "write_parquet_files",
     "write_parquet_frames",
 ]

@@ -6,7 +6,7 @@ returned to Python are sorted by it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,9 @@ from ._sources import ROW, Source, check_row_free, duckdb_connect, require, reso
 from ._sql import connect_url, quote, sql_row_number
 
 __all__ = ["label_records", "label_spark_frame"]
+
+#: Output name -> source column (:data:`ROW` or a column of the mapping), or None for all.
+Columns = Mapping[str, str] | None
 
 
 def _arrow_mapping(mapping: pd.DataFrame) -> Any:
@@ -37,7 +40,13 @@ def _join_condition(mapping: pd.DataFrame, on: list[str], t: str = "t", m: str =
     )
 
 
-def _select(keep: Sequence[str] | None, extra: list[str], t: str = "t", m: str = "m") -> str:
+def _select(
+    keep: Sequence[str] | None, extra: list[str], columns: Columns, t: str = "t", m: str = "m"
+) -> str:
+    if columns is not None:  # exactly these, renamed: the row from the records, the rest from m
+        return ", ".join(
+            f"{t if v == ROW else m}.{quote(v)} AS {quote(k)}" for k, v in columns.items()
+        )
     left = f"{t}.*" if keep is None else ", ".join(f"{t}.{quote(c)}" for c in [*keep, ROW])
     return ", ".join([left, *(f"{m}.{quote(c)}" for c in extra)])
 
@@ -47,12 +56,15 @@ def _copy_target(out: str | Path) -> str:
     return f"TO {quote(str(out), chr(39))} (FORMAT {fmt})"
 
 
-def _in_row_order(frame: pd.DataFrame) -> pd.DataFrame:
+def _in_row_order(frame: pd.DataFrame, columns: Columns = None) -> pd.DataFrame:
     """A labelled frame returned to Python: sorted by the row position (small data only)."""
-    return frame.sort_values(ROW, kind="stable").reset_index(drop=True)
+    row = ROW if columns is None else next((k for k, v in columns.items() if v == ROW), None)
+    return frame if row is None else frame.sort_values(row, kind="stable").reset_index(drop=True)
 
 
-def _label_duckdb(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any) -> Any:
+def _label_duckdb(
+    src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any, columns: Columns
+) -> Any:
     con = duckdb_connect()
     if src.kind == "files":  # read, join and write on one connection: no hand-off
         check_row_free(con.sql(duckdb_files_sql(list(src.files), False)).columns)
@@ -65,17 +77,19 @@ def _label_duckdb(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, k
     con.register("m", _arrow_mapping(mapping))
     extra = [c for c in mapping.columns if c not in on]
     query = (
-        f"SELECT {_select(keep, extra)} FROM {source} t "
+        f"SELECT {_select(keep, extra, columns)} FROM {source} t "
         f"LEFT JOIN m ON {_join_condition(mapping, on)}"
     )
     if out is None:
-        return _in_row_order(con.sql(query).df())
+        return _in_row_order(con.sql(query).df(), columns)
     con.execute("SET preserve_insertion_order = false")  # scan order: no sort, no buffering
     con.execute(f"COPY ({query}) {_copy_target(out)}")
     return None
 
 
-def _label_polars(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any) -> Any:
+def _label_polars(
+    src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any, columns: Columns
+) -> Any:
     pl = require("polars")
     frame = _files_frame(src, True) if src.kind == "files" else _native_frame(src, True)
     lazy = frame.to_native()
@@ -86,14 +100,19 @@ def _label_polars(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, k
     schema = lazy.collect_schema()
     m = m.with_columns([pl.col(k).cast(schema[k]) for k in on])
     extra = [c for c in mapping.columns if c not in on]
-    joined = lazy.join(m, on=on, how="left", nulls_equal=True).select([*cols, *extra])
+    chosen = [*cols, *extra]
+    if columns is not None:
+        chosen = [pl.col(v).alias(k) for k, v in columns.items()]
+    joined = lazy.join(m, on=on, how="left", nulls_equal=True).select(chosen)
     if out is None:
-        return _in_row_order(joined.collect().to_pandas())
+        return _in_row_order(joined.collect().to_pandas(), columns)
     (joined.sink_csv if str(out).endswith(".csv") else joined.sink_parquet)(str(out))
     return None
 
 
-def _label_pandas(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any) -> Any:
+def _label_pandas(
+    src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any, columns: Columns
+) -> Any:
     frame = _files_frame(src, True) if src.kind == "files" else _native_frame(src, True)
     df = frame.to_native()
     cols = [c for c in df.columns if c != ROW] if keep is None else list(keep)
@@ -105,18 +124,23 @@ def _label_pandas(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, k
         elif pd.api.types.is_numeric_dtype(df[k].dtype):
             m[k] = pd.to_numeric(m[k].astype(object).where(m[k].notna(), np.nan))
     res = df.merge(m, on=on, how="left", sort=False)  # keeps the records' order
-    res = res[[*cols, *(c for c in mapping.columns if c not in on)]].reset_index(drop=True)
+    if columns is None:
+        res = res[[*cols, *(c for c in mapping.columns if c not in on)]].reset_index(drop=True)
+    else:
+        res = pd.DataFrame({k: res[v].to_numpy() for k, v in columns.items()})
     if out is None:
         return res
     (res.to_csv(out, index=False) if str(out).endswith(".csv") else res.to_parquet(out))
     return None
 
 
-def _spark_join(sdf: Any, mapping: pd.DataFrame, on: list[str], keep: Any) -> Any:
+def _spark_join(
+    sdf: Any, mapping: pd.DataFrame, on: list[str], keep: Any, columns: Columns = None
+) -> Any:
     """Records left-joined null-safely with ``mapping`` (the row column kept when present)."""
     from ._spark import spark_join
 
-    return spark_join(sdf, mapping, on, keep, ROW)
+    return spark_join(sdf, mapping, on, keep, ROW, columns)
 
 
 def label_spark_frame(sdf: Any, mapping: pd.DataFrame, on: Sequence[str]) -> Any:
@@ -125,18 +149,26 @@ def label_spark_frame(sdf: Any, mapping: pd.DataFrame, on: Sequence[str]) -> Any
     return _spark_join(sdf, mapping, list(on), None)
 
 
-def _label_spark(src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any) -> Any:
+def _label_spark(
+    src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any, columns: Columns
+) -> Any:
     frame = _files_frame(src, True) if src.kind == "files" else _native_frame(src, True)
-    joined = _spark_join(frame.to_native(), mapping, on, keep)
+    joined = _spark_join(frame.to_native(), mapping, on, keep, columns)
     if out is None:
-        return _in_row_order(joined.toPandas())
+        return _in_row_order(joined.toPandas(), columns)
     writer = joined.write.mode("overwrite")
     (writer.option("header", True).csv if str(out).endswith(".csv") else writer.parquet)(str(out))
     return None
 
 
 def _label_sql(
-    src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any, write_table: Any
+    src: Source,
+    mapping: pd.DataFrame,
+    on: list[str],
+    out: Any,
+    keep: Any,
+    columns: Columns,
+    write_table: Any,
 ) -> Any:
     con, dialect = connect_url(str(src.obj))
     try:
@@ -152,11 +184,10 @@ def _label_sql(
             else f"(t.{quote(k)} = m.{quote(k)} OR (t.{quote(k)} IS NULL AND m.{quote(k)} IS NULL))"
             for k in on
         )
-        left = "t.*" if keep is None else ", ".join(f"t.{quote(c)}" for c in [*keep, ROW])
-        right = ", ".join(f"m.{quote(c)}" for c in extra)
         query = (
-            f"SELECT {left}, {right} FROM (SELECT *, {sql_row_number(dialect)} AS {quote(ROW)} "
-            f"FROM {table}) t LEFT JOIN {quote(tmp)} m ON {cond}"
+            f"SELECT {_select(keep, extra, columns)} FROM (SELECT *, "
+            f"{sql_row_number(dialect)} AS {quote(ROW)} FROM {table}) t "
+            f"LEFT JOIN {quote(tmp)} m ON {cond}"
         )
         if write_table is not None:
             sqlalchemy = require("sqlalchemy")
@@ -167,7 +198,7 @@ def _label_sql(
             con.execute(f"CREATE TABLE {quote(write_table)} AS {query}")
             result = None
         else:
-            result = _in_row_order(con.query(query))
+            result = _in_row_order(con.query(query), columns)
             if out is not None:
                 (
                     result.to_csv(out, index=False)
@@ -191,6 +222,7 @@ def label_records(
     keep_columns: Sequence[str] | None = None,
     table: str | None = None,
     write_table: str | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> pd.DataFrame | None:
     """Join every record with its row of ``mapping`` (one row per distinct ``on`` tuple).
 
@@ -206,7 +238,10 @@ def label_records(
 
     Output columns: ``keep_columns`` (default: all of the source's), ``privwatch_row``, then
     the mapping's non-key columns; records whose tuple is absent from ``mapping`` get missing
-    values. A source must not have a column named ``privwatch_row`` itself.
+    values. ``columns`` (output name -> ``privwatch_row`` or a column of ``mapping``) picks
+    and renames the output columns instead, e.g. ``{"record": "privwatch_row", "x":
+    "release_x"}``: a file of the record key and released values, no column of the source.
+    A source must not have a column named ``privwatch_row`` itself.
 
     Examples
     --------
@@ -215,18 +250,28 @@ def label_records(
     >>> m = pd.DataFrame({"x": ["a", "b"], "release": ["a", "*"]})
     >>> label_records(df, m, ["x"])["release"].tolist()
     ['*', 'a', '*']
+    >>> label_records(df, m, ["x"], columns={"record": "privwatch_row", "x": "release"})
+       record  x
+    0       0  *
+    1       1  a
+    2       2  *
     """
     on = list(on)
     missing = [k for k in on if k not in mapping.columns]
     if not on or missing:
         raise ValidationError(f"`on` must name columns of `mapping`; missing {missing or on}.")
+    unknown = [v for v in (columns or {}).values() if v != ROW and v not in mapping.columns]
+    if unknown:
+        raise ValidationError(
+            f"`columns` must map to {ROW!r} or columns of `mapping`; unknown {unknown}."
+        )
     if mapping.duplicated(subset=on).any():
         raise ValidationError(
             "`mapping` must have one row per distinct `on` tuple; found duplicates."
         )
     src = resolve(source, engine, table)
     if src.kind == "url" and src.engine == "sql":
-        return _label_sql(src, mapping, on, out, keep_columns, write_table)  # type: ignore[no-any-return]
+        return _label_sql(src, mapping, on, out, keep_columns, columns, write_table)  # type: ignore[no-any-return]
     if write_table is not None:
         raise ValidationError("`write_table` needs a database URL `source`; use `out` for files.")
     if src.kind == "url":
@@ -238,4 +283,4 @@ def label_records(
         "pandas": _label_pandas,
         "spark": _label_spark,
     }[src.engine]
-    return run(src, mapping, on, out, keep_columns)  # type: ignore[no-any-return]
+    return run(src, mapping, on, out, keep_columns, columns)  # type: ignore[no-any-return]

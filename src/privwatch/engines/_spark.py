@@ -11,7 +11,7 @@ cost of a plain scan.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -110,9 +110,17 @@ def spark_folded_count(
     return out
 
 
-def spark_join(sdf: Any, mapping: pd.DataFrame, on: list[str], keep: Any, row: str) -> Any:
+def spark_join(
+    sdf: Any,
+    mapping: pd.DataFrame,
+    on: list[str],
+    keep: Any,
+    row: str,
+    columns: Mapping[str, str] | None = None,
+) -> Any:
     """Records left-joined null-safely with the small ``mapping`` (broadcast to every
-    executor: no shuffle of the records), the row column kept when present."""
+    executor: no shuffle of the records), the row column kept when present; ``columns``
+    (output name -> ``row`` or a mapping column): exactly those, renamed."""
     f = _functions()
     spark = sdf.sparkSession
     m = spark.createDataFrame(mapping.astype(object).where(mapping.notna(), None))
@@ -121,4 +129,6 @@ def spark_join(sdf: Any, mapping: pd.DataFrame, on: list[str], keep: Any, row: s
     cols += [row] if row in sdf.columns else []
     extra = [c for c in mapping.columns if c not in on]
     joined = sdf.join(f.broadcast(m), on=cond, how="left")
+    if columns is not None:
+        return joined.select(*[(sdf if v == row else m)[v].alias(k) for k, v in columns.items()])
     return joined.select(*[sdf[c] for c in cols], *[m[c] for c in extra])

@@ -13,7 +13,7 @@ import jinja2
 import numpy as np
 import pandas as pd
 
-from ..audit import RECORDS_FILE, Caller
+from ..audit import RELEASE_FILE, SCORES_FILE, Caller
 from ..release.heldout import TOLERANCE, verdict_rule
 from ..release.search import MAX_NODES, MIN_CLASS_SIZE
 from ._figures import risk_counts
@@ -107,13 +107,11 @@ def _steps(result: Audit) -> list[str]:
             "or re-release with coarser generalisation in the tool that made it and check again."
         ]
     if found.satisfied and result.route != "memory":  # no mechanism to save off memory
-        released = ", ".join("release_" + str(c) for c in result.settings.get("observed") or [])
         return [
-            f"Publish only a record key and the released columns ({released}) of "
-            f"{RECORDS_FILE}: the file also holds every input column, the sensitive one "
-            f"included, and each record's scores. Saving the generalisation for new records "
-            f"needs the records in memory (`save_mechanism` is refused on the {result.route} "
-            f"route)."
+            f"Publish {RELEASE_FILE}: it holds the record key and the released observed "
+            f"columns only; keep {SCORES_FILE} (each record's risk, flag and advice) to "
+            f"yourself. Saving the generalisation for new records needs the records in memory "
+            f"(`save_mechanism` is refused on the {result.route} route)."
         ]
     if found.satisfied:
         return [

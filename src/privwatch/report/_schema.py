@@ -163,7 +163,7 @@ SCHEMA: dict[str, Any] = {
         "route": {"enum": list(ROUTES)},
         "engine": {"type": "string"},
         "route_reason": {"type": "string"},
-        "written": {"type": ["string", "null"]},
+        "written": {"type": ["array", "null"], "items": {"type": "string"}},
         "stamp": {
             "type": "object",
             "required": [

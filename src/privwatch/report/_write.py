@@ -28,8 +28,8 @@ __all__ = [
 
 #: Files every route writes (report.html last).
 COMMON_FILES = ("frontier.csv", "leakage.json", "tradeoff.png", "lift.png", "report.html")
-#: The records of the in-memory route (the engine and streamed routes write them as they go,
-#: to ``release.parquet``: :data:`privwatch.audit.RECORDS_FILE`).
+#: The records of the in-memory route (the engine and streamed routes write the same two as
+#: they go, as Parquet: :data:`privwatch.audit.RELEASE_FILE`, :data:`~privwatch.audit.SCORES_FILE`).
 RECORD_FILES = ("scores.csv", "release.csv")
 #: Every file of an in-memory audit, in the order it is written.
 OUTPUT_FILES = (*RECORD_FILES, *COMMON_FILES)
@@ -129,6 +129,5 @@ def write_audit(
         html = render_report(result, staging)
         (staging / "report.html").write_text(html, encoding="utf-8")
     written = [out / name for name in names]
-    if result.written is not None and not result.written.startswith("table "):
-        written.append(Path(result.written))
+    written += [Path(w) for w in result.written or [] if not w.startswith("table ")]
     return written
