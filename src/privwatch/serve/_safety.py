@@ -97,7 +97,7 @@ class Guard:
     or the cookie a browser gets from ``/login?token=T``), compared with
     :func:`hmac.compare_digest`; else 401. A request that changes something (not GET, HEAD,
     OPTIONS) whose ``Origin`` is another site gets 403. Every response gets
-    ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: no-referrer`` and a
+    ``X-Content-Type-Options: nosniff``, ``Referrer-Policy: same-origin`` and a
     Content-Security-Policy (:data:`CSP`, or :data:`FILE_CSP` for an audit's files).
     """
 
@@ -111,7 +111,7 @@ class Guard:
             return
         security = [
             (b"x-content-type-options", b"nosniff"),
-            (b"referrer-policy", b"no-referrer"),
+            (b"referrer-policy", b"same-origin"),
             (b"cache-control", b"no-store"),
         ]
         headers = _headers(scope)
