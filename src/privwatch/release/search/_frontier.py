@@ -34,14 +34,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-import numpy as np
-
 from ..cells import table_protection
-from ..heldout import NOTHING_KEPT, HeldOut, held_out_verdict, not_met_reasons
+from ..heldout import NOTHING_KEPT, held_out_verdict, not_met_reasons
 from ._global_recoding import FloatArray, Plan, ReleaseSpace
-from ._held_out import held_out_check
 from ._margin import Searched, search_to_pass
-from ._one_search import Fitter
+from ._one_search import Fitter, checked_release
 from ._options import SearchOptions
 
 __all__ = [
@@ -134,27 +131,15 @@ class Releases:
         held = found.held
         if searched_at != epsilon:
             fitter = Fitter(self.space, opts)
-            held = None if found.held is None else self._held(fitter, found, opts)
+            held = (
+                None
+                if found.held is None
+                else checked_release(self.space, found.fit.plan, fitter.box, self.rng)
+            )
             found = Searched(opts, fitter, found.fit, held, found.information_nats)
         protection = table_protection(self.space.table, opts.epsilon, opts.disclosure)
         reasons = not_met_reasons(opts, found.information_nats, held, self.tolerance, protection)
         return Chosen(found, searched_at, reasons)
-
-    def _held(self, fitter: Fitter, found: Searched, opts: SearchOptions) -> HeldOut:
-        """The held-out check of ``found``'s release with the lift test of ``opts``."""
-        plan = found.fit.plan
-        key = ("judged", found.options, opts, self.folds, self.tolerance, self.rng, self.aim)
-        return self.space.remember(
-            key,
-            lambda: held_out_check(
-                self.space,
-                self.space.table,
-                lambda _counts: plan,
-                fitter.box,
-                rng=np.random.default_rng(self.rng),
-                cross_fit=False,
-            ),
-        )
 
     def at(self, epsilon: float) -> Chosen:
         """The release published at ``epsilon``: the best candidate judged there (see the

@@ -28,7 +28,14 @@ from ._held_out import held_out_check
 from ._local_recoding import refine_locally
 from ._options import SearchOptions
 
-__all__ = ["Fit", "Fitter", "in_sample_check", "input_information", "kept_information"]
+__all__ = [
+    "Fit",
+    "Fitter",
+    "checked_release",
+    "in_sample_check",
+    "input_information",
+    "kept_information",
+]
 
 
 class Fit(NamedTuple):
@@ -147,15 +154,7 @@ class Fitter:
         without searching each fold's training folds: those searches give only the plug-in
         figures (NaN here, null in leakage.json); the estimate, its interval and so the
         verdict are the same without them."""
-        table = self.space.table
-        return held_out_check(
-            self.space,
-            table,
-            self.plan,
-            self.box,
-            rng=np.random.default_rng(rng),
-            cross_fit=False,
-        )
+        return checked_release(self.space, self.plan(self.space.table.total()), self.box, rng)
 
 
 def in_sample_check(
@@ -206,3 +205,28 @@ def input_information(space: ReleaseSpace) -> float:
 def kept_information(space: ReleaseSpace, plan: Plan) -> float:
     """The information the release ``plan`` of all records keeps, in nats."""
     return information(space, *release_cells(space, plan), space.table.total())
+
+
+def checked_release(space: ReleaseSpace, plan: Plan, box: LiftBox, rng: int) -> HeldOut:
+    """The held-out check of the release ``plan`` with the lift test ``box``
+    (:func:`~._held_out.held_out_check` without cross-fitting, its draws seeded by ``rng``).
+
+    Without cross-fitting the check depends on the release, epsilon, disclosure and seed alone
+    (not on the credible margin or the other search options), so one check per release is
+    remembered on ``space`` and reused by the margins, the frontier and the alternatives that
+    end at the same release.
+    """
+    digest = hashlib.blake2b(np.ascontiguousarray(plan.levels).tobytes(), digest_size=16)
+    digest.update(np.ascontiguousarray(plan.suppressed).tobytes())
+    key = ("held", digest.digest(), box.epsilon, box.disclosure, rng)
+    return space.remember(
+        key,
+        lambda: held_out_check(
+            space,
+            space.table,
+            lambda _counts: plan,
+            box,
+            rng=np.random.default_rng(rng),
+            cross_fit=False,
+        ),
+    )
