@@ -136,8 +136,8 @@ def _golden_seed_1() -> dict[str, Any]:
     outcome["effective_epsilon_moved"] = abs(
         new["guarantee"]["effective_epsilon"] - old["guarantee"]["effective_epsilon"]
     )
-    a = pd.read_csv(io.BytesIO(found["release.parquet.csv.gz"]))
-    b = pd.read_csv(io.BytesIO(golden["release.parquet.csv.gz"]))
+    a = pd.read_csv(io.BytesIO(found["scores.parquet.csv.gz"]))
+    b = pd.read_csv(io.BytesIO(golden["scores.parquet.csv.gz"]))
     moved_by = (a["risk"] - b["risk"]).abs()
     outcome["risk_moved"] = {"max": float(moved_by.max()), "median": float(moved_by.median())}
     return outcome
