@@ -43,7 +43,7 @@ def audit_line(kind: str, options: Mapping[str, Any], source: Mapping[str, Any])
 
 def serve_command(
     host: Annotated[
-        str, typer.Option(help="Address to bind (another than 127.0.0.1 needs --token).")
+        str, typer.Option(help="Address to bind (any other than 127.0.0.1 needs --token).")
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port.")] = 8765,
     data_dir: Annotated[Path, typer.Option(help="Folder of the jobs and uploads.")] = Path(
@@ -59,7 +59,7 @@ def serve_command(
     max_upload_mb: Annotated[float, typer.Option(help="Largest upload (MiB).")] = 512.0,
     jobs: Annotated[int, typer.Option(help="Audits run at the same time.")] = 2,
 ) -> None:
-    """Serve the audit as a web app and an HTTP API (needs privwatch[serve])."""
+    """Serve the audit as a web app and an HTTP API (needs the extra named serve)."""
     try:
         from ..serve import ServeConfig, serve
     except ImportError as exc:
