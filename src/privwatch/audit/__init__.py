@@ -27,6 +27,7 @@ from ._method_search import search_rows
 from ._plan import MEMORY_ONLY, plan
 from ._prepare import MISSING_POLICIES, prepare_table
 from ._registry import METHODS, choose_method, method_for
+from ._reidentification import RISK_THRESHOLD, read_population, reid_section
 from ._result import ROUTES, Audit
 from ._route import RECORD_KEY, RELEASE_FILE, SCORES_FILE, Bundled, Route, Step
 from ._route_engine import EngineRoute, propose_epsilon, public_source
@@ -59,6 +60,7 @@ __all__ = [
     "PROPOSAL_GRID",
     "RECORD_KEY",
     "RELEASE_FILE",
+    "RISK_THRESHOLD",
     "ROUTES",
     "SCORES_FILE",
     "STREAM_ESTIMATORS",
@@ -92,6 +94,8 @@ __all__ = [
     "propose_epsilon",
     "public_source",
     "read_config",
+    "read_population",
+    "reid_section",
     "release_leakage",
     "run",
     "search_rows",

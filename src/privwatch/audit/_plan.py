@@ -17,7 +17,16 @@ from ._spec import AuditSpec
 
 __all__ = ["MEMORY_ONLY", "STREAM_ESTIMATORS", "plan"]
 #: Options that need the records in memory, with the value that means "not used".
-MEMORY_ONLY: dict[str, object] = {"bins": {}, "delta": None, "estimator": "plugin"}
+MEMORY_ONLY: dict[str, object] = {
+    "bins": {},
+    "delta": None,
+    "estimator": "plugin",
+    # re-identification risk from a population, weights or households (issue #44)
+    "sampling_fraction": None,
+    "weights": None,
+    "population": None,
+    "cluster_id": None,
+}
 
 
 def plan(spec: AuditSpec, source: Any) -> Route:

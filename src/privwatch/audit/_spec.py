@@ -23,7 +23,7 @@ from ..preprocessing import DEFAULT_MAX_LEVELS, BinSpec, parse_bins
 from ..release import Hierarchy, parse_hierarchy_specs
 from ..release.cells import DISCLOSURES
 from ..release.heldout import FOLDS, TOLERANCE
-from ..release.search import MAX_NODES, MAX_SUPPRESSED, MIN_CLASS_SIZE
+from ..release.search import MAX_NODES, MAX_SUPPRESSED, MIN_CLASS_SIZE, SUPPRESSIONS
 from ._prepare import MISSING_POLICIES
 
 __all__ = [
@@ -90,8 +90,18 @@ class AuditSpec:
     min_class_size
         Every released cell but the suppressed one holds at least this many records
         (k-anonymity of the release; 1: no such demand).
+    suppression
+        ``"star"``: the cells the search suppresses are released as ``*``; ``"randomize"``:
+        through an LP channel over them when that is met and keeps more I(X; Y) (records in
+        memory; :mod:`privwatch.release.search._randomize`).
     checks
         Compute the classic measures and the inference attack.
+    sampling_fraction, weights, population, cluster_id, risk_threshold
+        Re-identification risk (docs/reidentification.md): the share of the population the
+        records are, or the column of their design weights; a file of counts of the observed
+        columns' combinations in the population (columns = the observed ones and ``count``);
+        a household (cluster) id column; the highest acceptable risk of a record (0.09, El
+        Emam 2013).
     report_records
         List the riskiest records' observed values in the report (which is then marked as
         holding record-level data); by default the report holds no record's values.
@@ -100,8 +110,10 @@ class AuditSpec:
         ``release.csv``). ``False``: the verdict, the mapping, the report and the mechanism
         only, no per-record file (the engine route then makes no second pass over the data).
     engine, table, write_table
-        Where the records are counted and labelled; a database table; where the labelled
-        records go (a new database table, or a ``.parquet``/``.csv`` path).
+        Where the records are counted and labelled; a database table; ``write_table``: only
+        when asked, the release and the scores go into the source database as two new tables
+        ``<write_table>_release`` and ``<write_table>_scores`` (else to ``out`` as
+        ``release.parquet`` and ``scores.parquet``).
     seed
         Random seed of every randomised step (folds, attack, estimators).
     estimator_params
@@ -131,7 +143,13 @@ class AuditSpec:
     confidence: float | None = None
     max_nodes: int = MAX_NODES
     min_class_size: int = MIN_CLASS_SIZE
+    suppression: str = "star"
     checks: bool = True
+    sampling_fraction: float | None = None
+    weights: str | None = None
+    population: str | Path | None = None
+    cluster_id: str | None = None
+    risk_threshold: float = 0.09
     report_records: bool = False
     records: bool = True
     engine: str = "auto"
@@ -170,6 +188,7 @@ class AuditSpec:
             ("missing", MISSING_POLICIES),
             ("disclosure", DISCLOSURES),
             ("engine", ENGINE_CHOICES),
+            ("suppression", SUPPRESSIONS),
         ):
             if getattr(self, name) not in allowed:
                 raise ValidationError(
@@ -196,6 +215,18 @@ class AuditSpec:
                 "`write_table` names where the labelled records go; with `records`=False none "
                 "are written: leave one of them out."
             )
+        if self.sampling_fraction is not None and not (
+            isinstance(self.sampling_fraction, int | float) and 0 < self.sampling_fraction <= 1
+        ):
+            raise ValidationError(
+                f"`sampling_fraction` must lie in (0, 1]; got {self.sampling_fraction!r}."
+            )
+        if self.sampling_fraction is not None and self.weights is not None:
+            raise ValidationError(
+                "`sampling_fraction` and `weights` both say how the records were sampled: "
+                "give one of them."
+            )
+        check_probability(self.risk_threshold, "risk_threshold")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValidationError(f"`seed` must be a non-negative integer; got {self.seed!r}.")
 
@@ -246,6 +277,7 @@ class AuditSpec:
             "confidence": self.confidence,
             "max_nodes": self.max_nodes,
             "min_class_size": self.min_class_size,
+            "suppression": self.suppression,
         }
 
 

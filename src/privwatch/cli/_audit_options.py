@@ -42,8 +42,8 @@ class Opt:
     write_table = Annotated[
         str | None,
         typer.Option(
-            help="Where the engine writes every record with its scores and release: a new "
-            "table of the source database, or a .parquet/.csv path (default: OUT/release.parquet)."
+            help="NAME: write the release and the scores into the source database as new tables "
+            "NAME_release and NAME_scores (default: OUT/release.parquet, OUT/scores.parquet)."
         ),
     ]
     epsilon = Annotated[
@@ -123,8 +123,41 @@ class Opt:
         int,
         typer.Option(help="Every released cell but '*' holds at least K records (1: off)."),
     ]
+    suppression = Annotated[
+        str,
+        typer.Option(
+            help="star: the cells the search suppresses become '*'; randomize: they are drawn "
+            "through an LP channel instead when that is met and keeps more I(X;Y)."
+        ),
+    ]
     checks = Annotated[
         bool, typer.Option(help="Compute the classic measures and the inference attack.")
+    ]
+    sampling_fraction = Annotated[
+        float | None,
+        typer.Option(help="Re-identification risk: the records are this share of the population."),
+    ]
+    weights = Annotated[
+        str | None,
+        typer.Option(help="Re-identification risk: the column of the records' design weights."),
+    ]
+    population = Annotated[
+        Path | None,
+        typer.Option(
+            help="Re-identification risk: a file of counts of the observed columns' combinations "
+            "in the population (the observed columns and 'count')."
+        ),
+    ]
+    cluster_id = Annotated[
+        str | None,
+        typer.Option(help="Re-identification risk: a household (cluster) id column."),
+    ]
+    risk_threshold = Annotated[
+        float,
+        typer.Option(
+            help="The highest acceptable re-identification risk of a record (0.09: El Emam 2013, "
+            "public release)."
+        ),
     ]
     report_records = Annotated[
         bool,

@@ -17,6 +17,7 @@ from ..audit import RELEASE_FILE, SCORES_FILE, Caller
 from ..release.heldout import TOLERANCE, verdict_rule
 from ..release.search import MAX_NODES, MIN_CLASS_SIZE
 from ._figures import risk_counts
+from ._reid import reid_view
 from ._words import GLOSSARY, MEASURE_NAMES, fmt, pct, pct_ci
 
 if TYPE_CHECKING:
@@ -364,6 +365,7 @@ def render_report(result: Audit, images: Path, max_rows: int = 25) -> str:
         classic=None if classic is None else _classic_rows(classic),
         classic_info=classic,
         attack=None if attack is None else _attack_rows(attack),
+        reid=reid_view(result.leakage.get("reidentification")),
         attack_info=attack,
         flagged=_top_flagged(result, max_rows),
         report_records=bool(result.settings.get("report_records")),

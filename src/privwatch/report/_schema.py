@@ -26,6 +26,56 @@ _JUDGED: dict[str, Any] = {
         "reference": {"type": "string"},
     },
 }
+_REID_PART: dict[str, Any] = {
+    "type": "object",
+    "required": [
+        "prosecutor_max",
+        "prosecutor_mean",
+        "journalist_max",
+        "marketer",
+        "population_uniques",
+        "global_risk",
+        "records_above_threshold",
+    ],
+    "properties": {
+        "n_records": {"type": "integer", "minimum": 1},
+        "n_classes": {"type": "integer", "minimum": 1},
+        "population_source": {"enum": ["population table", "weights", "sampling fraction", "none"]},
+        "prosecutor_max": _PROB,
+        "prosecutor_mean": _PROB,
+        "journalist_max": _PROB,
+        "marketer": _PROB,
+        "population_uniques": {
+            "type": "object",
+            "required": ["estimate", "ci", "estimator", "rule"],
+            "properties": {
+                "estimate": _NUM,
+                "ci": {"anyOf": [{"type": "null"}, _INTERVAL]},
+                "estimator": {"type": "string"},
+                "rule": {"type": "string"},
+            },
+        },
+        "global_risk": _NUM,
+        "records_above_threshold": {"type": "integer", "minimum": 0},
+        "k_map": {"anyOf": [{"type": "null"}, {"type": "integer", "minimum": 1}]},
+        "household_risk_max": {"anyOf": [{"type": "null"}, _PROB]},
+    },
+}
+_REID: dict[str, Any] = {
+    "anyOf": [
+        {"type": "null"},
+        {
+            "type": "object",
+            "required": ["threshold", "release", "input"],
+            "properties": {
+                "threshold": _PROB,
+                "threshold_reference": {"type": "string"},
+                "release": _REID_PART,
+                "input": _REID_PART,
+            },
+        },
+    ]
+}
 _CLASSIC: dict[str, Any] = {
     "type": "object",
     "required": ["n_records", "n_classes", "quasi_identifiers", "table", "sensitive"],
@@ -269,6 +319,7 @@ SCHEMA: dict[str, Any] = {
                 },
             ]
         },
+        "reidentification": _REID,
         "attack": {
             "anyOf": [
                 {"type": "null"},
