@@ -215,7 +215,9 @@ def test_messages_name_parameters_not_command_line_flags() -> None:
 def test_confidence_margin_trades_information_for_held_out_safety() -> None:
     df, hier = _random_table(5)
     kw = {
-        "epsilon": 0.4,
+        # the ladder's smallest epsilon: no release searched at a smaller one is a candidate
+        # (a margined search there can keep more than the plain one: the local search is greedy)
+        "epsilon": 0.25,
         "hierarchies": hier,
         "folds": 5,
         "frontier_epsilons": [],
@@ -228,7 +230,7 @@ def test_confidence_margin_trades_information_for_held_out_safety() -> None:
         plain = find_release(df, "s", list("abc"), **kw)
         safe = find_release(df, "s", list("abc"), confidence=0.95, **kw)
     assert safe.information_nats <= plain.information_nats + 1e-12
-    assert safe.max_log_lift <= 0.4 + 1e-9  # still exact in-sample
+    assert safe.max_log_lift <= 0.25 + 1e-9  # still exact in-sample
     assert plain.held_out is not None and safe.held_out is not None
     assert safe.held_out.breach_probability <= plain.held_out.breach_probability + 0.02
     with pytest.raises(ValidationError, match="confidence"):
