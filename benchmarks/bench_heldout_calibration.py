@@ -24,7 +24,9 @@ their verdicts under the rule MET iff the interval's upper end <= 0.05. On the C
 every seed is also checked with 10 folds (the same release) to see whether the verdict depends
 on the number of folds.
 
-Settings: ``compas`` the bundled COMPAS (binned as ``COMPAS_BINS``) as a smoothed empirical pmf,
+Settings (``planted``, issue 41: 6 % of the mass on 40 tuples where a 1 %-share value has ten
+times its share, epsilon 1; from bench_calibration_merged.py):
+``compas`` the bundled COMPAS (binned as ``COMPAS_BINS``) as a smoothed empirical pmf,
 epsilon 0.92 two-sided; ``rare`` three values, one about 1 %, epsilon 1; ``half`` every tuple's
 true lift within epsilon / 2 (breach 0 for any release), epsilon 1; ``edge`` every true lift
 within 0.46 at epsilon 0.5 (breach 0); ``gross`` 12,800 tuples whose p(s | x) lies just beyond
@@ -158,6 +160,19 @@ def synthetic_pmf(name: str) -> Pmf:
     tuples = np.array([[f"{chr(97 + j)}{v}" for j, v in enumerate(r)] for r in grid], dtype=object)
     values = [f"s{i}" for i in range(len(prior))]
     return Pmf(name, [f"c{j}" for j in range(len(sizes))], tuples, p, values, epsilon)
+
+
+def _pmf(name: str) -> Pmf:
+    """The setting ``name``: ``compas``, a synthetic one, or ``planted`` (6 % of the mass on 40
+    tuples where a 1 %-share value has ten times its share: bench_calibration_merged.py)."""
+    if name == "compas":
+        return compas_pmf()
+    if name == "planted":
+        sys.path.insert(0, str(Path(__file__).parent))
+        from bench_calibration_merged import planted_pmf
+
+        return planted_pmf()
+    return synthetic_pmf(name)
 
 
 def legacy_held_out(
@@ -338,7 +353,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     if args.quick:
         args.seeds, args.n = 3, [5000]
     t_start = time.perf_counter()
-    pmfs = {s: compas_pmf() if s == "compas" else synthetic_pmf(s) for s in args.settings}
+    pmfs = {s: _pmf(s) for s in args.settings}
     rows, summary, folds10 = [], {}, []
     for n in args.n:
         for name, pmf in pmfs.items():

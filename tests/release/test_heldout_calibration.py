@@ -100,7 +100,7 @@ def test_closed_forms_match_monte_carlo() -> None:
     # draws of each tuple's share from its grid posterior (uniform within a grid cell)
     z = fitted.eta[:, None] + eb.GRID
     post = np.exp(k[:, None] * np.log(expit(z)) + (n - k)[:, None] * np.log(1 - expit(z)))
-    post *= np.exp(eb.log_prior(fitted.alpha))
+    post *= np.exp(eb.log_prior(fitted.alpha[1 + eb.stratum_of(n)[0]]))  # the G of n = 8
     post /= post.sum(1, keepdims=True)
     r = np.stack([rng.choice(eb.GRID, 20_000, p=post[i]) for i in range(50)], axis=1)
     draws = expit(fitted.eta + r + eb.STEP * (rng.random(r.shape) - 0.5))
@@ -124,7 +124,8 @@ def test_laplace_route_matches_the_grid_for_many_records() -> None:
     fitted = eb.fit_candidate(eb.Candidate(np.inf, 14, 1.0), k, n, _codes(40), 0.3, rng)
     bounds = [(0.27, 0.33)]
     laplace = posteriors(fitted.alpha, k, n, fitted.eta, bounds)
-    grid = (a[:, 0] for a in heldout_post._grid(fitted.alpha[None], k, n, fitted.eta, bounds))
+    g = fitted.alpha[None, 1 + eb.stratum_of(n)[0]]  # the G of the tuples' size stratum
+    grid = (a[:, 0] for a in heldout_post._grid(g, k, n, fitted.eta, bounds))
     assert (n * 0.3 * 0.7 > heldout_post.LAPLACE_INFO).all()  # the Laplace route was taken
     for closed, exact, tol in zip(laplace, grid, (2e-3, 5e-5, 0.06), strict=True):
         assert np.abs(closed[:, 0] - exact).max() < tol
@@ -236,3 +237,20 @@ def test_find_release_verdict_is_the_same_with_5_and_10_folds() -> None:
     assert out[5].verdict() == out[10].verdict()
     assert abs(out[5].breach_probability - out[10].breach_probability) < 0.01
     assert out[5].breach_probability_plugin != out[10].breach_probability_plugin
+
+
+def test_small_tuples_get_the_spread_of_their_own_size_stratum() -> None:
+    # large tuples sit at the prior, tuples of two records are nearly pure: one G for all would
+    # call a two-record tuple safe; the G of its size stratum knows small tuples stray
+    rng = np.random.default_rng(13)
+    big = rng.binomial(40, 0.5, 200).astype(float)
+    small = 2.0 * rng.binomial(1, 0.5, 200)
+    k = np.concatenate([big, small])
+    n = np.concatenate([np.full(200, 40.0), np.full(200, 2.0)])
+    fitted = eb.fit_candidate(eb.Candidate(np.inf, 14, 1.0), k, n, _codes(400), 0.5, rng)
+    wide = (0.25, 0.75)
+    own = posteriors(fitted.alpha, np.array([1.0]), np.array([2.0]), fitted.eta[:1], [wide])
+    pooled = fitted.alpha.copy()
+    pooled[1:] = pooled[0]
+    one = posteriors(pooled, np.array([1.0]), np.array([2.0]), fitted.eta[:1], [wide])
+    assert own[2][0, 0] > one[2][0, 0] + 0.2

@@ -2,7 +2,7 @@
 released cell that breaks epsilon, with a 95 % interval, and whether the release is met.
 
 - ``_prior.py``: the empirical-Bayes model of each tuple's p(s | x) (ridge main effects and a
-  log-spline prior G of the tuples' spread around them);
+  log-spline prior G of the tuples' spread around them, one per size stratum of the tuples);
 - ``_posterior.py``: the tuples' posteriors under one or several fitted priors;
 - ``_model.py``: :class:`HeldOutModel`, the model of one count table, fitted once and kept;
 - ``_evaluation.py``: one release's cells evaluated under the model, and the interval's draws;

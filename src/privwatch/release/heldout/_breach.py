@@ -13,7 +13,9 @@ guarantee). ``breach_probability`` estimates B; ``breach_probability_ci`` is a 9
 **How.** A cell is a mixture of observed tuples, so the estimate models the tuples' p(s | x)
 (:mod:`._prior`): per sensitive value, logit p(v | x) = eta_x + r_x, with eta_x
 ridge-penalised main effects of the observed columns and r_x ~ G a log-spline prior (Efron's
-g-modelling) fitted on every tuple. The prior family (ridge 3, 30 or no main effects; a smooth
+g-modelling) fitted on every tuple, one G per size stratum of the tuples (:mod:`._prior`: a
+tuple's size predicts its spread, and the releases keep or merge tuples by their counts).
+The prior family (ridge 3, 30 or no main effects; a smooth
 or a rough G) is chosen by cross-fitted predictive score on the folds' held-out counts of the
 tuples (:mod:`._model`). The search chose the released cells by their counts, but the
 prior is fitted on all tuples, which the search did not select, so each cell's posterior is
@@ -31,7 +33,8 @@ free of the winner's curse. Then (:mod:`._evaluation`)
   Bernoulli(P_c) independent, W ~ Dirichlet(records) (Bayesian bootstrap), over ``replicates``
   draws of what the model is unsure of: the prior family (re-chosen on bootstrap weights), G
   (refitted on bootstrap weights of the tuples) and the population's p(s) (a Dirichlet draw:
-  the box moves with it). Only cells not decided by a bound are drawn; given the I_c the share
+  the box moves with it). Only cells not decided by a bound, under the fitted prior and under
+  every replicate, are drawn; given the I_c the share
   is one Beta variate, so the cost grows with the undecided cells, not cells x draws.
 
 **Cost.** The tuple model is fitted once per count table and kept

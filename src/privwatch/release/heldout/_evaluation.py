@@ -146,10 +146,10 @@ class _Evaluation:
     def point(self, vm: ValueModel, bounds: tuple[float, float], exact: bool = True) -> CellFigures:
         """The value's cell figures under its fitted prior (``exact``: one-tuple cells from
         their tuple's posterior; else every cell from its Beta)."""
-        rows, n = self.rows, self.model.n
+        rows = self.rows
         c = self.cell_of[rows]
         a, b, size = beta_of_cells(
-            vm.mean[rows], vm.var[rows], n[rows], c, self.n_cells, self._extra(vm)
+            vm.mean[rows], vm.var[rows], self.model.n[rows], c, self.n_cells, self._extra(vm)
         )
         p = beta_outside(a, b, bounds)
         alone = rows[self.single[c]]
@@ -166,7 +166,8 @@ class _Evaluation:
         size: FloatArray,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Cells to draw (not decided under the narrowest and widest boxes of the p(s)
-        replicates, by their Beta), and cells surely breaking."""
+        replicates, by their Beta, or not decided the same way under every replicate of the
+        prior: its family, G and p(s)), and cells surely breaking."""
         live = size > 0
         per = np.stack([value_bounds(box, p) for p in priors] + [value_bounds(box, box.prior)])
         narrow = zip(per[:, :, 0].max(0), per[:, :, 1].min(0), strict=True)
@@ -177,6 +178,13 @@ class _Evaluation:
             miss_wide *= 1.0 - self.point(vm, (float(wb[0]), float(wb[1])), False)[0]
         sure = live & (1.0 - miss_wide >= 1.0 - DECIDED) & (p_cell >= 1.0 - DECIDED)
         open_ = live & ~sure & ((1.0 - miss_narrow > DECIDED) | (p_cell > DECIDED))
+        rest = np.flatnonzero(live & ~open_)
+        if priors and 0 < len(rest) <= MAX_OPEN:  # decided under the fitted G: also under each
+            p_rep = self.replicates(fitted, box, priors, rest)  # replicate's G and p(s)?
+            moved = ((p_rep > DECIDED) & (p_rep < 1.0 - DECIDED)).any(0)
+            moved |= sure[rest] & (p_rep <= DECIDED).any(0)
+            moved |= ~sure[rest] & (p_rep >= 1.0 - DECIDED).any(0)
+            open_[rest[moved]], sure[rest[moved]] = True, False
         return open_, sure
 
     def replicates(
@@ -206,8 +214,9 @@ class _Evaluation:
                 alphas = np.stack([draws[r][1] for r in reps])
                 b_r = [bounds[r][j] for r in reps]
                 mean, var, out = posteriors(alphas, k[rows], n[rows], eta, b_r)
+                w = n[rows]
                 for i, r in enumerate(reps):
-                    a, b, _ = beta_of_cells(mean[:, i], var[:, i], n[rows], c, self.n_cells, extra)
+                    a, b, _ = beta_of_cells(mean[:, i], var[:, i], w, c, self.n_cells, extra)
                     p = beta_outside(a, b, b_r[i])
                     p[c[alone]] = out[alone, i]
                     miss[r] *= 1.0 - p[cells]

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import expit, log_expit, logit, ndtr
 
-from ._prior import ETA_STEP, FINE, GRID, STEP, basis, distinct, log_prior
+from ._prior import ETA_STEP, FINE, GRID, STEP, basis, distinct, log_prior, stratum_of
 
 __all__ = ["LAPLACE_INFO", "posteriors"]
 
@@ -100,8 +100,28 @@ def posteriors(
     bounds: Sequence[Bounds],
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Posterior mean, variance and P(theta outside ``bounds[r]``) of each row's share under
-    each prior ``alphas[r]`` (spline coefficients; rows x priors each)."""
-    alphas = np.atleast_2d(alphas)
+    each prior ``alphas[r]`` (rows x priors each). A prior is the spline coefficients of its
+    G per size stratum (:attr:`~._prior.Fitted.alpha`: the pooled G, then one per stratum);
+    a row's posterior is formed under the G of its stratum (:func:`~._prior.stratum_of`)."""
+    alphas = alphas[None] if alphas.ndim == 2 else alphas
+    shape = (len(k), len(alphas))
+    mean, var, out = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+    stratum = stratum_of(n)
+    for s in np.unique(stratum).tolist():
+        idx = np.flatnonzero(stratum == s)
+        m, v, o = _pooled(alphas[:, 1 + s], k[idx], n[idx], eta[idx], bounds)
+        mean[idx], var[idx], out[idx] = m, v, o
+    return mean, var, out
+
+
+def _pooled(
+    alphas: FloatArray,
+    k: FloatArray,
+    n: FloatArray,
+    eta: FloatArray,
+    bounds: Sequence[Bounds],
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """:func:`posteriors` under one G per prior (``alphas``: priors x df)."""
     shape = (len(k), len(alphas))
     mean, var, out = np.zeros(shape), np.zeros(shape), np.zeros(shape)
     est = (k + 0.5) / (n + 1.0)

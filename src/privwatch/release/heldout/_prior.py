@@ -9,7 +9,18 @@ where eta_x is a ridge-penalised main-effects logistic fit on the observed colum
 sharing values share effects; ``ridge = inf``: no main effects, eta = logit p) and G, the spread
 of the tuples around it, is a log-spline density of the residual log-odds (Efron's g-modelling,
 Efron 2016): ``df`` cubic B-splines on [-SPAN, SPAN], a ridge ``penalty`` on their
-coefficients, fitted by penalised maximum marginal likelihood on GRID. A :class:`Candidate` is
+coefficients, fitted by penalised maximum marginal likelihood on GRID.
+
+**G depends on the tuple's size.** Where a tuple's precision predicts its share (Chen 2023,
+"Empirical Bayes when estimation precision predicts parameters"), one G for all tuples is
+wrong for the small ones: in a real table rare tuples are often nearly pure, or carry a planted
+rare value, while the large ones sit near the main effects. The watchdogs keep or exempt tuples
+*by* their counts, and the search releases small cells, so the figure rests on exactly the
+tuples a pooled G misjudges. Each size stratum s (:data:`STRATA`: 1, 2-3, 4-15 and 16 or more
+records) has its own G_s, fitted on its tuples with the smooth family's ridge on
+alpha_s - alpha_pooled (:data:`STRATUM_PENALTY`; it stays at the pooled G where its tuples say
+little):
+r_x ~ G_{s(n_x)}. A :class:`Candidate` is
 one (ridge, df, penalty); :data:`PRIOR_CANDIDATES` are a smooth and a rough prior for each
 ridge (the held-out check chooses among them by cross-fitted predictive score, :mod:`._model`).
 
@@ -54,6 +65,8 @@ GTOL = 1e-4
 #: Most tuples the main effects are fitted on, and the prior G (random subsets beyond).
 MAX_EFFECT_TUPLES = 50_000
 MAX_FIT_TUPLES = 5_000
+#: Upper ends (records) of the tuples' size strata, each with its own G (the last one open).
+STRATA = (1, 3, 15)
 
 
 @dataclass(frozen=True)
@@ -70,18 +83,51 @@ class Candidate:
 PRIOR_CANDIDATES = tuple(
     Candidate(r, d, p) for r in (3.0, 30.0, np.inf) for d, p in ((14, 1.0), (30, 0.01))
 )
+#: Ridge on a size stratum's coefficients about the pooled G's: the smooth family's, whatever
+#: the candidate (a stratum has fewer tuples than the pool; with the rough family's weak ridge
+#: a stratum of small tuples that show no record of a rare value drifts to a G far below it).
+STRATUM_PENALTY = max(c.penalty for c in PRIOR_CANDIDATES)
 
 
 @dataclass(frozen=True)
 class Fitted:
-    """A candidate fitted to counts: eta per tuple row, the spline coefficients, and the
-    distinct likelihood rows (with their multiplicities) they were fitted on."""
+    """A candidate fitted to counts: eta per tuple row, the spline coefficients (``alpha[0]``
+    the pooled G, ``alpha[1 + s]`` the G of size stratum s), and the distinct likelihood rows
+    (with their multiplicities and size strata) they were fitted on."""
 
     candidate: Candidate
     eta: FloatArray
     alpha: FloatArray
     lik: FloatArray
     mult: FloatArray
+    stratum: IntArray
+
+
+def stratum_of(n: FloatArray) -> IntArray:
+    """The size stratum of tuples of ``n`` records (:data:`STRATA`)."""
+    return np.asarray(np.searchsorted(np.asarray(STRATA), n, side="left"), dtype=np.int64)
+
+
+def _fit_strata(
+    lik: FloatArray,
+    w: FloatArray,
+    stratum: IntArray,
+    candidate: Candidate,
+    start: FloatArray | None = None,
+) -> FloatArray:
+    """The pooled G, then each size stratum's G penalised towards it (STRATUM_PENALTY on
+    alpha_s - alpha_pooled): rows (1 + strata) x df, as :attr:`Fitted.alpha`."""
+    df, penalty = candidate.df, candidate.penalty
+    pooled = _fit_alpha(lik, w, df, penalty, None if start is None else start[0])
+    out = [pooled]
+    for s in range(len(STRATA) + 1):
+        sel = stratum == s
+        if not sel.any() or float(w[sel].sum()) <= 0:
+            out.append(pooled)
+            continue
+        first = pooled if start is None else start[1 + s]
+        out.append(_fit_alpha(lik[sel], w[sel], df, STRATUM_PENALTY, first, centre=pooled))
+    return np.stack(out)
 
 
 def _columns(codes: IntArray, sizes: IntArray) -> IntArray:
@@ -159,12 +205,18 @@ def log_prior(alpha: FloatArray) -> FloatArray:
 
 
 def _fit_alpha(
-    lik: FloatArray, w: FloatArray, df: int, penalty: float, start: FloatArray | None = None
+    lik: FloatArray,
+    w: FloatArray,
+    df: int,
+    penalty: float,
+    start: FloatArray | None = None,
+    centre: FloatArray | None = None,
 ) -> FloatArray:
     """Penalised ML of the log-spline prior: maximise sum_x w_x log(L_x . G(alpha))
-    - penalty |alpha|^2 / 2, w_x the tuples sharing a likelihood row (BFGS on the objective
-    per tuple, to a gradient of GTOL)."""
+    - penalty |alpha - centre|^2 / 2 (``centre`` 0: the flat G), w_x the tuples sharing a
+    likelihood row (BFGS on the objective per tuple, to a gradient of GTOL)."""
     q = basis(df)
+    c0 = np.zeros(df) if centre is None else centre
     total = max(float(w.sum()), 1e-12)
     w = w / total
     pen = penalty / total
@@ -173,10 +225,11 @@ def _fit_alpha(
         g = np.exp(log_prior(alpha))
         m = np.maximum(lik @ g, 1e-300)
         post_w = (lik.T @ (w / m)) * g  # sum_x w_x posterior_x on the grid
-        grad = (post_w - g) @ q - pen * alpha
-        return -(float(w @ np.log(m)) - 0.5 * pen * float(alpha @ alpha)), -grad
+        d = alpha - c0
+        grad = (post_w - g) @ q - pen * d
+        return -(float(w @ np.log(m)) - 0.5 * pen * float(d @ d)), -grad
 
-    x0 = np.zeros(df) if start is None else start
+    x0 = c0.copy() if start is None else start
     res = minimize(objective, x0, jac=True, method="BFGS", options={"maxiter": 300, "gtol": GTOL})
     return np.asarray(res.x, dtype=float)
 
@@ -221,8 +274,9 @@ def fit_candidate(
     mult = np.bincount(inverse, minlength=len(first)).astype(float)
     r = rows[first]
     lik = _likelihood(k[r], n[r], np.round(eta[r] / FIT_ETA_STEP) * FIT_ETA_STEP)
-    alpha = _fit_alpha(lik, mult, candidate.df, candidate.penalty, start)
-    return Fitted(candidate, eta, alpha, lik, mult)
+    stratum = stratum_of(n[r])
+    alpha = _fit_strata(lik, mult, stratum, candidate, start)
+    return Fitted(candidate, eta, alpha, lik, mult, stratum)
 
 
 def _eta(
@@ -249,5 +303,5 @@ def _eta(
 def refit_alpha(fitted: Fitted, rng: np.random.Generator) -> FloatArray:
     """A draw of G (its coefficients): refitted with Bayesian-bootstrap weights of the tuples
     (a Gamma(multiplicity) weight per distinct likelihood row), from the fit."""
-    c = fitted.candidate
-    return _fit_alpha(fitted.lik, rng.gamma(fitted.mult), c.df, c.penalty, start=fitted.alpha)
+    w = rng.gamma(fitted.mult)
+    return _fit_strata(fitted.lik, w, fitted.stratum, fitted.candidate, start=fitted.alpha)
