@@ -32,6 +32,7 @@ ALTERNATIVE_KEYS = {
     "feasible",
     "unprotected",
     "description",
+    "searched_epsilon",
 }
 
 

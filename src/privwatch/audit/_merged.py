@@ -139,7 +139,7 @@ def _alternatives(spec: AuditSpec, found: MergedRelease) -> list[dict[str, Any]]
             "args": {"delta": need}, "information_nats": found.information_nats,
             "held_out": {"estimate": held.breach_probability,
                          "interval": list(held.breach_probability_ci)},
-            "feasible": True, "unprotected": [],
+            "feasible": True, "unprotected": [], "searched_epsilon": None,
             "description": (
                 f"a larger delta: the (epsilon, delta) watchdog at `delta`={need:g}: the "
                 f"release tried last is met there ({found.information_nats:.2f} nats kept)"

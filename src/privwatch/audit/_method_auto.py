@@ -161,6 +161,7 @@ def _alternative(row: Mapping[str, Any], title: str, spec: AuditSpec) -> dict[st
         "held_out": held,
         "feasible": met,
         "unprotected": [],
+        "searched_epsilon": None,  # another method's release: no search at an epsilon made it
         "description": (
             f"another release method, the {title} (`method`={name!r}): "
             f"{verdict} at the same epsilon, {fmt(row['information_nats'], 3)} nats kept{judged}"

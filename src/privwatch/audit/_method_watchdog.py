@@ -179,7 +179,7 @@ def _alternatives(g: Guarantee) -> list[dict[str, Any]]:
         {
             "epsilon": eps, "disclosure": "both", "changed": "epsilon",
             "args": {"epsilon": eps}, "information_nats": None, "held_out": None,
-            "feasible": False, "unprotected": [],
+            "feasible": False, "unprotected": [], "searched_epsilon": None,
             "description": (
                 f"a larger epsilon (at least {eps:.3g} nats; not checked), or "
                 "`estimator`='plugin', whose release search generalises and suppresses with an "

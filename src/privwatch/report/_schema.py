@@ -151,7 +151,7 @@ _ALTERNATIVE: dict[str, Any] = {
     "type": "object",
     "required": [
         "epsilon", "disclosure", "args", "information_nats", "held_out", "feasible",
-        "unprotected", "description",
+        "unprotected", "description", "searched_epsilon",
     ],
     "properties": {
         "epsilon": _NUM,
@@ -171,6 +171,9 @@ _ALTERNATIVE: dict[str, Any] = {
         "feasible": {"type": "boolean"},
         "unprotected": {"type": "array", "items": {"type": "string"}},
         "description": {"type": "string"},
+        # the epsilon whose search found the release (a smaller one's release can be the best
+        # at a larger epsilon: release.search's frontier); null where no search made it
+        "searched_epsilon": {"anyOf": [_NUM, {"type": "null"}]},
     },
 }  # fmt: skip
 _PER_VALUE: dict[str, Any] = {
