@@ -189,7 +189,7 @@ NOT_DRIVEN: dict[str, str] = {
     "engines.write_parquet_frames": "tests/estimators/test_stream_fit.py (iterables of frames)",
     "engines.write_parquet_files": "tests/engines/test_publishable_release.py (batches of frames "
     "on the streamed route)",
-    "estimators.calibrate": "tests/audit/test_method_learned.py (cross-fitted log-lifts and labels)",
+    "estimators.calibrate": "tests/audit/test_method_learned.py (cross-fitted log-lifts, labels)",
     "estimators.recalibrate": "tests/audit/test_method_learned.py (a fitted Calibration)",
     "engines.label_records": "tests/engines (data frames and engine sources)",
     "engines.label_spark_frame": "tests/engines (Spark frames)",
