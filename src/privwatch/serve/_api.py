@@ -212,10 +212,9 @@ async def cancel_job(request: Request, collection: str, job_id: str) -> dict[str
     return job_view(svc, _job(svc, collection, job_id))
 
 
-@router.delete("/{collection}/{job_id}", summary="Cancel and delete a job")
+@router.delete("/{collection}/{job_id}", summary="Cancel and delete a job and its uploads")
 async def delete_job(request: Request, collection: str, job_id: str) -> dict[str, str]:
     svc = service(request)
     _job(svc, collection, job_id)
-    await svc.scheduler.cancel(job_id)
-    svc.store.delete(job_id)
+    await svc.delete(job_id)
     return {"id": job_id, "status": "deleted"}

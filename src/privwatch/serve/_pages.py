@@ -262,6 +262,16 @@ async def cancel(request: Request, job_id: str) -> Response:
     return RedirectResponse(f"/jobs/{job_id}", status_code=303)
 
 
+@router.post("/jobs/{job_id}/delete")
+async def delete(request: Request, job_id: str) -> Response:
+    """Cancel the job and remove it, with the uploads no other job names."""
+    svc = _svc(request)
+    if svc.store.get(job_id) is None:
+        raise HTTPException(404, "no such job")
+    await svc.delete(job_id)
+    return RedirectResponse("/history", status_code=303)
+
+
 @router.post("/jobs/{job_id}/rerun")
 async def rerun(request: Request, job_id: str) -> Response:
     """The same audit at the epsilon of a chosen frontier point: its release to download."""
