@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from privwatch.serve._store import JobStore
 
@@ -94,3 +99,59 @@ def test_the_store_sweeps_unnamed_uploads_by_age(tmp_path: Path) -> None:
     assert named.is_file() and new.is_file()
     assert store.sweep_uploads() == ["new.csv"]
     assert named.is_file()
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead but not yet reaped, counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX signals")
+def test_a_killed_server_leaves_no_worker_behind(tmp_path: Path) -> None:
+    with start_server(tmp_path / "data") as s, s.client() as c:
+        # a learned estimator on COMPAS runs long enough to be running when the server dies
+        job_id = c.post("/api/audits", json={"dataset": "compas", "estimator": "mlp"}).json()["id"]
+        end = time.monotonic() + 60
+        while c.get(f"/api/audits/{job_id}").json()["status"] != "running":
+            assert time.monotonic() < end, "the job did not start in 60 s"
+            time.sleep(0.1)
+        pid = int(_job_json(s, job_id)["pid"])  # type: ignore[call-overload]
+        assert _alive(pid)
+        s.proc.send_signal(signal.SIGKILL)
+        s.proc.wait(10)
+        end = time.monotonic() + 5
+        while _alive(pid) and time.monotonic() < end:
+            time.sleep(0.1)
+        survived = _alive(pid)
+        if survived:
+            os.kill(pid, signal.SIGKILL)
+    assert not survived, "the worker outlived its server by more than 5 s"
+
+
+def test_a_worker_watches_the_servers_pid_as_well_as_its_parent() -> None:
+    # the "server" is another process than the worker's parent: only the watch thread sees it go
+    server = subprocess.Popen(["sleep", "60"])
+    code = (
+        "import time; from privwatch.serve._worker import die_with; "
+        f"die_with({server.pid}); time.sleep(60)"
+    )
+    worker = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        time.sleep(1.0)
+        assert worker.poll() is None
+        server.kill()
+        server.wait()
+        assert worker.wait(5) == -signal.SIGKILL
+    finally:
+        for p in (server, worker):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
