@@ -90,3 +90,20 @@ def test_hierarchy_preview_and_an_uploaded_arx_hierarchy(server: Server) -> None
     assert "--hierarchy z=" in job["command"]
     assert job["result"]["release"]["generalisation"]["z"]["levels"] == 3
     assert bad.status_code == 422
+
+
+def test_each_settings_help_is_the_reports_glossary_entry(server: Server) -> None:
+    import re
+
+    from privwatch.report import GLOSSARY
+    from privwatch.serve._pages import DISCLOSURE_TERM, SETTINGS
+
+    with server.client() as c:
+        page = c.get("/columns", params={"dataset": "compas"}).text
+    helps = {
+        m.group(1): html.unescape(m.group(2))
+        for m in re.finditer(r'<small class="help" id="help-([a-z_]+)">(.*?)</small>', page)
+    }
+    expected = {name: GLOSSARY[term] for name, _, term, _ in SETTINGS}
+    expected["disclosure"] = GLOSSARY[DISCLOSURE_TERM]
+    assert helps == expected

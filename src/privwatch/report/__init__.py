@@ -5,6 +5,7 @@ Renders a :class:`privwatch.audit.Audit` (of any route); makes no decision of it
 
 from ._html import checks_note, next_steps, render_report
 from ._schema import SCHEMA
+from ._words import GLOSSARY as GLOSSARY
 
 # number words shared with the CLI's printer (re-exported, not part of the audited API)
 from ._words import fmt as fmt
@@ -22,6 +23,7 @@ from ._write import (
 
 __all__ = [
     "COMMON_FILES",
+    "GLOSSARY",
     "OUTPUT_FILES",
     "RECORD_FILES",
     "SCHEMA",

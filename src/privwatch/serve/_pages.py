@@ -19,13 +19,14 @@ from ..engines import read_table
 from ..exceptions import PrivwatchError, ValidationError
 from ..preprocessing import parse_bins
 from ..release.hierarchies import Hierarchy
+from ..report import GLOSSARY
 from ._api import job_view
 from ._columns import levels, profile
 from ._figure import frontier_svg
 from ._requests import audit_options, resolve_path, save_upload
 from ._service import Service
 
-__all__ = ["render", "router"]
+__all__ = ["SETTINGS", "render", "router", "setting_help"]
 
 router = APIRouter(include_in_schema=False)
 _env = jinja2.Environment(
@@ -33,39 +34,26 @@ _env = jinja2.Environment(
     autoescape=True,
     undefined=jinja2.StrictUndefined,
 )
-#: The settings of the form: name, label, help (the glossary's words, shortened).
+#: The settings of the form: name, label, the report's glossary term whose entry is its help
+#: (:data:`privwatch.report.GLOSSARY`: the app and the report say the same), what empty means.
 SETTINGS = [
-    (
-        "epsilon",
-        "epsilon (nats)",
-        "The largest |log-lift| allowed: how far seeing a released "
-        "record may move a belief about the sensitive value. Empty: proposed from the data.",
-    ),
-    (
-        "held_out_tolerance",
-        "held-out tolerance",
-        "The share of people outside the audited "
-        "records whose released cell may break epsilon (upper end of the 95 % interval).",
-    ),
-    (
-        "max_suppressed",
-        "suppression limit",
-        "The largest share of records the release may suppress to '*'.",
-    ),
-    ("confidence", "confidence", "A credible margin on each cell's lift (empty: none)."),
-    (
-        "min_class_size",
-        "minimum class size",
-        "Every released cell but '*' holds at least this "
-        "many records (k-anonymity of the release).",
-    ),
-    (
-        "delta",
-        "delta",
-        "The (epsilon, delta) relaxation: the share of records allowed to "
-        "break epsilon (empty: none).",
-    ),
+    ("epsilon", "epsilon (nats)", "epsilon", "Empty: proposed from the data."),
+    ("held_out_tolerance", "held-out tolerance", "held-out tolerance", ""),
+    ("max_suppressed", "suppression limit", "suppression limit", ""),
+    ("confidence", "confidence", "confidence", "Empty: none."),
+    ("min_class_size", "minimum class size", "minimum class size", ""),
+    ("delta", "delta", "delta", "Empty: none."),
 ]
+#: The disclosure select's help: the glossary's lift privacy (two-sided or positive).
+DISCLOSURE_TERM = "lift privacy"
+
+
+def setting_help() -> list[dict[str, str]]:
+    """The form's settings, each with its help from the glossary."""
+    return [
+        {"name": name, "label": label, "term": term, "help": GLOSSARY[term], "empty": empty}
+        for name, label, term, empty in SETTINGS
+    ]
 
 
 def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -169,7 +157,8 @@ async def columns(request: Request) -> HTMLResponse:
         source=source,
         info=info,
         sensitive=sensitive,
-        settings=SETTINGS,
+        settings=setting_help(),
+        disclosure_help=GLOSSARY[DISCLOSURE_TERM],
         disclosures=DISCLOSURES,
         methods=sorted(METHODS),
         estimators=ESTIMATORS,
@@ -183,7 +172,7 @@ def _form_options(form: dict[str, Any], cols: list[str], source: dict[str, str])
     options: dict[str, Any] = {"sensitive": form.get("sensitive") or None, "observed": cols}
     bins = [f"{c}={form[f'bins_{c}']}" for c in cols if form.get(f"bins_{c}")]
     options["bins"] = bins
-    for name, _, _ in SETTINGS:
+    for name, *_ in SETTINGS:
         value = form.get(name)
         options[name] = None if value in (None, "") else float(value)
     if options["min_class_size"] is not None:
