@@ -19,7 +19,7 @@ from ..engines import read_table
 from ..exceptions import PrivwatchError, ValidationError
 from ..preprocessing import parse_bins
 from ..release.hierarchies import Hierarchy
-from ..report import GLOSSARY
+from ..report import GLOSSARY, attack_rows, classic_rows
 from ._api import job_view
 from ._columns import levels, profile
 from ._figure import frontier_svg
@@ -230,6 +230,8 @@ async def job_page(request: Request, job_id: str, point: int | None = None) -> H
     frontier = result.get("frontier") or []
     chosen = frontier[point] if point is not None and 0 <= point < len(frontier) else None
     svg = frontier_svg(frontier, result.get("epsilon"), point, f"/jobs/{job_id}")
+    # the report's own rows (privwatch.report), from leakage.json: counts and shares only
+    classic, attack = result.get("classic"), result.get("attack")
     return render(
         request,
         "job.html.j2",
@@ -238,6 +240,10 @@ async def job_page(request: Request, job_id: str, point: int | None = None) -> H
         svg=svg,
         chosen=chosen,
         point=point,
+        classic=classic_rows(classic) if classic else None,
+        classic_info=classic,
+        attack=attack_rows(attack) if attack else None,
+        attack_info=attack,
         collection={"audit": "audits", "check": "checks"}.get(job["kind"], "apply"),
     )
 
