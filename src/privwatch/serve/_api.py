@@ -159,6 +159,7 @@ def job_view(svc: Service, job: dict[str, Any]) -> dict[str, Any]:
     folder = svc.store.folder(job["id"])
     if job["status"] == "done" and folder is not None:
         view["result"] = read_json(folder / "out" / "leakage.json")
+    view["toml"] = None  # an audit's only
     if folder is not None and (folder / "audit.toml").is_file():
         view["toml"] = (folder / "audit.toml").read_text(encoding="utf-8")
     return view

@@ -86,8 +86,26 @@ class _Progress:
         self.done += 1
 
 
-def _source(src: dict[str, Any]) -> Any:
-    return Bundled(src["dataset"]) if src.get("dataset") else src["path"]
+def _named(path: str, name: str | None, folder: Path) -> str:
+    """``path`` (an upload under its generated name) seen under the name the user gave it: a
+    link ``folder/NAME``, so that the stamp of ``leakage.json`` names the file as the command
+    line that reproduces the job does. ``path`` itself where no link can be made."""
+    if not name or Path(name).name != name or name in (".", ".."):
+        return path
+    link = folder / name
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        link.unlink(missing_ok=True)
+        link.symlink_to(path)
+    except OSError:
+        return path
+    return str(link)
+
+
+def _source(src: dict[str, Any], home: Path) -> Any:
+    if src.get("dataset"):
+        return Bundled(src["dataset"])
+    return _named(src["path"], src.get("name"), home / "in" / "data")
 
 
 def _caller(result: Any, command: str | None, translate: Callable[[str], str] | None) -> None:
@@ -97,7 +115,7 @@ def _caller(result: Any, command: str | None, translate: Callable[[str], str] | 
 
 def _audit(job: dict[str, Any], out: Path, step: _Progress, translate: Any) -> Any:
     spec = AuditSpec.from_options(job["options"])
-    source = _source(job["source"])
+    source = _source(job["source"], out.parent)
     route = plan(spec, source)
     step.total = route.steps + 1
     result = run(spec, source, out=out, progress=step)
@@ -117,12 +135,17 @@ def _check(job: dict[str, Any], out: Path, step: _Progress, translate: Any) -> A
     extra = {k: options.pop(k) for k in ("key", "synthetic") if k in options}
     step.total = 2
     step("checking the release")
+    files = {
+        role: _named(src[role], src.get(f"{role}_name"), out.parent / "in" / role)
+        for role in ("original", "release", "control", "mechanism")
+        if src.get(role)
+    }
     result = check(
-        src["original"],
-        src["release"],
+        files["original"],
+        files["release"],
         AuditSpec.from_options(options),
-        control=src.get("control"),
-        mechanism=src.get("mechanism"),
+        control=files.get("control"),
+        mechanism=files.get("mechanism"),
         **extra,
     )
     _caller(result, job.get("command"), translate)
