@@ -155,3 +155,23 @@ def test_a_worker_watches_the_servers_pid_as_well_as_its_parent() -> None:
             if p.poll() is None:
                 p.kill()
                 p.wait()
+
+
+def test_a_refused_request_leaves_no_upload(server: Server) -> None:
+    uploads = server.data_dir / "uploads"
+    before = set(uploads.iterdir())
+    original = small_table()[["s", "x", "z"]].to_csv(index=False).encode()
+    with server.client() as c:
+        # the original is stored before the release is found missing (API and page alike)
+        r = c.post("/api/checks", files={"original": ("o.csv", original, "text/csv")})
+        assert r.status_code == 422, r.text
+        r = c.post("/checks", files={"original": ("o.csv", original, "text/csv")})
+        assert r.status_code == 422, r.text
+        # a bad spec after a good upload
+        r = c.post(
+            "/api/audits",
+            files={"file": ("t.csv", original, "text/csv")},
+            data={"spec": json.dumps({"sensitive": "s", "epsilon": -1})},
+        )
+        assert r.status_code == 422, r.text
+    assert set(uploads.iterdir()) == before

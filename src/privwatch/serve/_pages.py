@@ -84,6 +84,11 @@ def _source_of(svc: Service, params: dict[str, str]) -> dict[str, str]:
     raise ValidationError("choose a source.")
 
 
+def _remove(paths: list[Path]) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
+
+
 def _table(source: dict[str, str]) -> Any:
     if "dataset" in source:
         return BUNDLED[source["dataset"]][0]()
@@ -195,6 +200,7 @@ async def run_audit(request: Request) -> Response:
     svc = _svc(request)
     form = await request.form(max_fields=400, max_files=100)
     fields = {k: v for k, v in form.items() if isinstance(v, str)}
+    saved: list[Path] = []  # this request's uploads: removed if it is refused
     try:
         source = _source_of(
             svc, {k: fields.get(k, "") for k in ("dataset", "upload", "path", "name")}
@@ -206,14 +212,17 @@ async def run_audit(request: Request) -> Response:
             upload = form.get(f"hierarchy_{col}")
             if isinstance(upload, UploadFile) and upload.filename:
                 path = await save_upload(upload, svc.config, svc.store.uploads)
+                saved.append(path)
                 Hierarchy.from_file(path, col)
                 hierarchies[col] = str(path)
         if hierarchies:
             options["hierarchies"] = hierarchies
             AuditSpec.from_options(options)
     except OverflowError:
+        _remove(saved)
         return render(request, "error.html.j2", 413, message="The file is larger than the limit.")
     except (PrivwatchError, ValueError) as exc:
+        _remove(saved)
         return render(request, "error.html.j2", 422, message=str(exc))
     job_source = {k: v for k, v in source.items() if k in ("dataset", "path", "name")}
     return RedirectResponse(f"/jobs/{svc.submit('audit', options, job_source)}", status_code=303)
@@ -294,6 +303,7 @@ async def run_check(request: Request) -> Response:
     """A release made elsewhere (uploaded with its original) judged as ``privwatch check``."""
     svc = _svc(request)
     form = await request.form(max_files=2, max_fields=10)
+    saved: list[Path] = []  # this request's uploads: removed if it is refused
     try:
         source: dict[str, Any] = {}
         for name in ("original", "release"):
@@ -301,6 +311,7 @@ async def run_check(request: Request) -> Response:
             if not isinstance(upload, UploadFile) or not upload.filename:
                 raise ValidationError(f"choose the {name} file.")
             path = await save_upload(upload, svc.config, svc.store.uploads)
+            saved.append(path)
             source[name], source[f"{name}_name"] = str(path), Path(upload.filename).name
         raw = {k: str(form.get(k) or "") for k in ("sensitive", "epsilon")}
         options = audit_options(
@@ -311,8 +322,10 @@ async def run_check(request: Request) -> Response:
             svc.config,
         )
     except OverflowError:
+        _remove(saved)
         return render(request, "error.html.j2", 413, message="The file is larger than the limit.")
     except (ValidationError, ValueError) as exc:
+        _remove(saved)
         return render(request, "error.html.j2", 422, message=str(exc))
     return RedirectResponse(f"/jobs/{svc.submit('check', options, source)}", status_code=303)
 
