@@ -134,6 +134,8 @@ def test_the_flow_in_chromium(browser: Any, server: Server, tmp_path: Path) -> N
     assert verdict == "MET", browser.find_element(By.TAG_NAME, "main").text
     assert "adversary's belief" in browser.find_element(By.ID, "words").text
     assert browser.find_elements(By.CSS_SELECTOR, "#per-value tbody tr")
+    for table in ("#classic-table", "#attack-table", "#bayes-table"):  # as report.html shows
+        assert browser.find_elements(By.CSS_SELECTOR, f"{table} tbody tr"), table
     widths = {w: _shot(browser, shots / f"results-{w}.png", w) for w in (1280, 390)}
     assert widths[1280] == 1280 and widths[390] <= 500  # headless chromium's narrowest window
 

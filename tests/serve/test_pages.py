@@ -90,3 +90,62 @@ def test_hierarchy_preview_and_an_uploaded_arx_hierarchy(server: Server) -> None
     assert "--hierarchy z=" in job["command"]
     assert job["result"]["release"]["generalisation"]["z"]["levels"] == 3
     assert bad.status_code == 422
+
+
+def test_each_settings_help_is_the_reports_glossary_entry(server: Server) -> None:
+    import re
+
+    from privwatch.report import GLOSSARY
+    from privwatch.serve._pages import DISCLOSURE_TERM, SETTINGS
+
+    with server.client() as c:
+        page = c.get("/columns", params={"dataset": "compas"}).text
+    helps = {
+        m.group(1): html.unescape(m.group(2))
+        for m in re.finditer(r'<small class="help" id="help-([a-z_]+)">(.*?)</small>', page)
+    }
+    expected = {name: GLOSSARY[term] for name, _, term, _ in SETTINGS}
+    expected["disclosure"] = GLOSSARY[DISCLOSURE_TERM]
+    assert helps == expected
+
+
+def test_the_results_page_shows_the_classic_measures_and_the_attack(server: Server) -> None:
+    import json
+    import re
+
+    from privwatch.report import attack_rows, classic_rows
+
+    name = "s<i>x</i>"  # a column name with markup: shown escaped, never as markup
+    body = small_table().rename(columns={"s": name}).to_csv(index=False).encode()
+    spec = {"sensitive": name, "observed": ["x", "z"], "epsilon": 1.0, "folds": 0}
+    with server.client() as c:
+        r = c.post(
+            "/api/audits",
+            files={"file": ("t.csv", body, "text/csv")},
+            data={"spec": json.dumps(spec)},
+        )
+        job = server.wait(r.json()["id"])
+        assert job["status"] == "done", job
+        page = c.get(f"/jobs/{job['id']}").text
+    leakage = job["result"]
+    assert leakage["classic"] and leakage["attack"]
+    sections = {
+        m.group(1): m.group(2)
+        for m in re.finditer(r'<section id="(classic|attack)">(.*?)</section>', page, re.S)
+    }
+    assert set(sections) == {"classic", "attack"}
+    for section in sections.values():
+        assert name not in section and CANARY not in section  # escaped; no record's value
+    cells = [html.unescape(t) for t in re.findall(r"<td[^>]*>(.*?)</td>", sections["classic"])]
+    for row in classic_rows(leakage["classic"]):  # the report's own rows, value for value
+        assert row["release"] in cells and row["input"] in cells
+        assert any(
+            html.unescape(row["name"]) in html.unescape(s)
+            for s in sections["classic"].split("</tr>")
+        )
+    assert html.escape(name) in sections["classic"]
+    text = html.unescape(sections["attack"])
+    for row in attack_rows(leakage["attack"]):
+        assert row["attribute"] == name
+        assert f"{row['targets']} ({row['targets_ci']})" in text
+        assert row["bayes"] in text and f"≤ {row['bound']}" in text

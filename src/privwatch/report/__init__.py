@@ -3,8 +3,9 @@
 Renders a :class:`privwatch.audit.Audit` (of any route); makes no decision of its own.
 """
 
-from ._html import checks_note, next_steps, render_report
+from ._html import attack_rows, checks_note, classic_rows, next_steps, render_report
 from ._schema import SCHEMA
+from ._words import GLOSSARY
 
 # number words shared with the CLI's printer (re-exported, not part of the audited API)
 from ._words import fmt as fmt
@@ -22,11 +23,14 @@ from ._write import (
 
 __all__ = [
     "COMMON_FILES",
+    "GLOSSARY",
     "OUTPUT_FILES",
     "RECORD_FILES",
     "SCHEMA",
+    "attack_rows",
     "check_writable",
     "checks_note",
+    "classic_rows",
     "leakage_payload",
     "next_steps",
     "render_report",

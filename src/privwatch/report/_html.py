@@ -23,7 +23,7 @@ from ._words import GLOSSARY, MEASURE_NAMES, fmt, pct, pct_ci
 if TYPE_CHECKING:
     from ..audit import Audit
 
-__all__ = ["checks_note", "next_steps", "render_report"]
+__all__ = ["attack_rows", "checks_note", "classic_rows", "next_steps", "render_report"]
 
 SETTING_NAMES = {
     "epsilon_max": "epsilon cap (with delta)",
@@ -130,7 +130,8 @@ def _steps(result: Audit) -> list[str]:
     ]
 
 
-def _classic_rows(classic: dict[str, Any]) -> list[dict[str, Any]]:
+def classic_rows(classic: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of the classic measures' table from ``leakage.json``'s ``classic`` block."""
     rel, inp = classic["release"], classic["input"]
     rows: list[dict[str, Any]] = []
 
@@ -157,7 +158,8 @@ def _classic_rows(classic: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _attack_rows(attack: dict[str, Any]) -> list[dict[str, Any]]:
+def attack_rows(attack: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of the attack's tables from ``leakage.json``'s ``attack`` block."""
     rows = []
     for attr, a in attack["attributes"].items():
         rows.append(
@@ -362,9 +364,9 @@ def render_report(result: Audit, images: Path, max_rows: int = 25) -> str:
         watchdog_delta=pct(float(g.get("breach_probability", 0.0))) if g else "-",
         guarantee_words=wd.guarantee_.explain() if wd else result.leakage["guarantee_in_words"],
         leak_rows=leak_rows,
-        classic=None if classic is None else _classic_rows(classic),
+        classic=None if classic is None else classic_rows(classic),
         classic_info=classic,
-        attack=None if attack is None else _attack_rows(attack),
+        attack=None if attack is None else attack_rows(attack),
         reid=reid_view(result.leakage.get("reidentification")),
         attack_info=attack,
         flagged=_top_flagged(result, max_rows),

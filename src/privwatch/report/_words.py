@@ -49,6 +49,15 @@ GLOSSARY: dict[str, str] = {
     "epsilon": "The largest log-lift allowed: beliefs may grow at most e^epsilon times.",
     "lift privacy": "Every released cell keeps every sensitive value's log-lift within epsilon "
     "(two-sided: both directions; positive: beliefs may only grow by e^epsilon).",
+    "held-out tolerance": "The largest share of people outside the audited records whose "
+    "released cell may break epsilon: the upper end of the held-out check's 95 % interval must "
+    "lie within it.",
+    "suppression limit": "The largest share of records the release may suppress (release as '*').",
+    "confidence": "A credible margin: every released cell must meet epsilon with the credible "
+    "bounds of its sensitive shares at this level, not only with the shares counted.",
+    "minimum class size": "Every released cell but the suppressed one holds at least this many "
+    "records (the k of k-anonymity).",
+    "delta": "The (epsilon, delta) relaxation: the share of records allowed to break epsilon.",
     "nats": "Units of information with the natural logarithm (1 nat = 1.44 bits).",
     "held-out check": "The release is fitted on part of the records and checked on the rest, "
     "to see whether the guarantee holds for people it was not fitted on.",

@@ -59,12 +59,15 @@ async def _file(
     fields: dict[str, Any],
     files: dict[str, UploadFile],
     name: str,
+    saved: list[Path],
     required: bool = True,
 ) -> dict[str, str] | None:
-    """The file ``name``: uploaded (stored under a generated name) or a server path."""
+    """The file ``name``: uploaded (stored under a generated name, added to ``saved``) or a
+    server path."""
     if name in files:
         upload = files[name]
         path = await save_upload(upload, svc.config, svc.store.uploads)
+        saved.append(path)
         return {"path": str(path), "name": Path(upload.filename or path.name).name}
     if fields.get(name):
         path = resolve_path(str(fields.pop(name)), svc.config)
@@ -74,8 +77,24 @@ async def _file(
     return None
 
 
+def _remove(paths: list[Path]) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
+
+
 async def _submit(request: Request, kind: str) -> JSONResponse:
     svc = service(request)
+    saved: list[Path] = []  # this request's uploads: removed if it is refused
+    try:
+        return await _submit_saved(request, svc, kind, saved)
+    except BaseException:
+        _remove(saved)
+        raise
+
+
+async def _submit_saved(
+    request: Request, svc: Service, kind: str, saved: list[Path]
+) -> JSONResponse:
     try:
         fields, files = await _body(request)
         if kind == "audit":
@@ -84,7 +103,8 @@ async def _submit(request: Request, kind: str) -> JSONResponse:
             source: dict[str, Any] = (
                 {"dataset": bundled(str(dataset))}
                 if dataset
-                else await _file(svc, {"file": fields.pop("path", None)}, files, "file") or {}
+                else await _file(svc, {"file": fields.pop("path", None)}, files, "file", saved)
+                or {}
             )
             options = audit_options(fields, svc.config)
         elif kind == "check":
@@ -95,7 +115,7 @@ async def _submit(request: Request, kind: str) -> JSONResponse:
                 ("control", False),
                 ("mechanism", False),
             ):
-                got = await _file(svc, fields, files, name, required)
+                got = await _file(svc, fields, files, name, saved, required)
                 if got is not None:
                     source[name] = got["path"]
                     source[f"{name}_name"] = got["name"]
@@ -104,14 +124,16 @@ async def _submit(request: Request, kind: str) -> JSONResponse:
         else:
             source = {}
             for name in ("mechanism", "data"):
-                got = await _file(svc, fields, files, name)
+                got = await _file(svc, fields, files, name, saved)
                 assert got is not None
                 source[name], source[f"{name}_name"] = got["path"], got["name"]
             seed = fields.pop("seed", None)
             options = {"seed": None if seed in (None, "") else int(seed)}
     except OverflowError:
+        _remove(saved)
         return JSONResponse({"detail": "the upload is larger than the limit"}, status_code=413)
     except (ValidationError, ValueError, TypeError) as exc:
+        _remove(saved)
         return JSONResponse({"detail": str(exc)}, status_code=422)
     job_id = svc.submit(kind, options, source)
     return JSONResponse({"id": job_id, "status": "queued"}, status_code=202)
@@ -159,6 +181,7 @@ def job_view(svc: Service, job: dict[str, Any]) -> dict[str, Any]:
     folder = svc.store.folder(job["id"])
     if job["status"] == "done" and folder is not None:
         view["result"] = read_json(folder / "out" / "leakage.json")
+    view["toml"] = None  # an audit's only
     if folder is not None and (folder / "audit.toml").is_file():
         view["toml"] = (folder / "audit.toml").read_text(encoding="utf-8")
     return view
@@ -212,10 +235,9 @@ async def cancel_job(request: Request, collection: str, job_id: str) -> dict[str
     return job_view(svc, _job(svc, collection, job_id))
 
 
-@router.delete("/{collection}/{job_id}", summary="Cancel and delete a job")
+@router.delete("/{collection}/{job_id}", summary="Cancel and delete a job and its uploads")
 async def delete_job(request: Request, collection: str, job_id: str) -> dict[str, str]:
     svc = service(request)
     _job(svc, collection, job_id)
-    await svc.scheduler.cancel(job_id)
-    svc.store.delete(job_id)
+    await svc.delete(job_id)
     return {"id": job_id, "status": "deleted"}

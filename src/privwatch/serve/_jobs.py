@@ -1,5 +1,6 @@
 """Jobs in worker processes: at most ``jobs`` at a time, the others queued; a cancelled job's
-worker is killed (SIGKILL) and whatever it left in ``out`` removed.
+worker is killed (SIGKILL) and whatever it left in ``out`` removed. A worker knows the
+server's pid and exits when the server dies, even by SIGKILL (:func:`._worker.die_with`).
 
 The workers come from a ``forkserver`` that has imported the library once, so a job starts in
 a fraction of a second and never shares the server's threads. The server process keeps only
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -54,7 +56,9 @@ class Scheduler:
             if job_id in self._cancelled or self.store.folder(job_id) is None:
                 return
             folder = self.store.folder(job_id)
-            proc = self._context.Process(target=run_job, args=(str(folder), self.translate))
+            proc = self._context.Process(
+                target=run_job, args=(str(folder), self.translate, os.getpid())
+            )
             await asyncio.to_thread(proc.start)
             self._procs[job_id] = proc
             if job_id in self._cancelled:  # cancelled while it started

@@ -19,13 +19,14 @@ from ..engines import read_table
 from ..exceptions import PrivwatchError, ValidationError
 from ..preprocessing import parse_bins
 from ..release.hierarchies import Hierarchy
+from ..report import GLOSSARY, attack_rows, classic_rows
 from ._api import job_view
 from ._columns import levels, profile
 from ._figure import frontier_svg
 from ._requests import audit_options, resolve_path, save_upload
 from ._service import Service
 
-__all__ = ["render", "router"]
+__all__ = ["SETTINGS", "render", "router", "setting_help"]
 
 router = APIRouter(include_in_schema=False)
 _env = jinja2.Environment(
@@ -33,39 +34,26 @@ _env = jinja2.Environment(
     autoescape=True,
     undefined=jinja2.StrictUndefined,
 )
-#: The settings of the form: name, label, help (the glossary's words, shortened).
+#: The settings of the form: name, label, the report's glossary term whose entry is its help
+#: (:data:`privwatch.report.GLOSSARY`: the app and the report say the same), what empty means.
 SETTINGS = [
-    (
-        "epsilon",
-        "epsilon (nats)",
-        "The largest |log-lift| allowed: how far seeing a released "
-        "record may move a belief about the sensitive value. Empty: proposed from the data.",
-    ),
-    (
-        "held_out_tolerance",
-        "held-out tolerance",
-        "The share of people outside the audited "
-        "records whose released cell may break epsilon (upper end of the 95 % interval).",
-    ),
-    (
-        "max_suppressed",
-        "suppression limit",
-        "The largest share of records the release may suppress to '*'.",
-    ),
-    ("confidence", "confidence", "A credible margin on each cell's lift (empty: none)."),
-    (
-        "min_class_size",
-        "minimum class size",
-        "Every released cell but '*' holds at least this "
-        "many records (k-anonymity of the release).",
-    ),
-    (
-        "delta",
-        "delta",
-        "The (epsilon, delta) relaxation: the share of records allowed to "
-        "break epsilon (empty: none).",
-    ),
+    ("epsilon", "epsilon (nats)", "epsilon", "Empty: proposed from the data."),
+    ("held_out_tolerance", "held-out tolerance", "held-out tolerance", ""),
+    ("max_suppressed", "suppression limit", "suppression limit", ""),
+    ("confidence", "confidence", "confidence", "Empty: none."),
+    ("min_class_size", "minimum class size", "minimum class size", ""),
+    ("delta", "delta", "delta", "Empty: none."),
 ]
+#: The disclosure select's help: the glossary's lift privacy (two-sided or positive).
+DISCLOSURE_TERM = "lift privacy"
+
+
+def setting_help() -> list[dict[str, str]]:
+    """The form's settings, each with its help from the glossary."""
+    return [
+        {"name": name, "label": label, "term": term, "help": GLOSSARY[term], "empty": empty}
+        for name, label, term, empty in SETTINGS
+    ]
 
 
 def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -94,6 +82,11 @@ def _source_of(svc: Service, params: dict[str, str]) -> dict[str, str]:
         path = resolve_path(params["path"], svc.config)
         return {"path": str(path), "name": path.name, "server": params["path"]}
     raise ValidationError("choose a source.")
+
+
+def _remove(paths: list[Path]) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
 
 
 def _table(source: dict[str, str]) -> Any:
@@ -169,7 +162,8 @@ async def columns(request: Request) -> HTMLResponse:
         source=source,
         info=info,
         sensitive=sensitive,
-        settings=SETTINGS,
+        settings=setting_help(),
+        disclosure_help=GLOSSARY[DISCLOSURE_TERM],
         disclosures=DISCLOSURES,
         methods=sorted(METHODS),
         estimators=ESTIMATORS,
@@ -183,7 +177,7 @@ def _form_options(form: dict[str, Any], cols: list[str], source: dict[str, str])
     options: dict[str, Any] = {"sensitive": form.get("sensitive") or None, "observed": cols}
     bins = [f"{c}={form[f'bins_{c}']}" for c in cols if form.get(f"bins_{c}")]
     options["bins"] = bins
-    for name, _, _ in SETTINGS:
+    for name, *_ in SETTINGS:
         value = form.get(name)
         options[name] = None if value in (None, "") else float(value)
     if options["min_class_size"] is not None:
@@ -206,6 +200,7 @@ async def run_audit(request: Request) -> Response:
     svc = _svc(request)
     form = await request.form(max_fields=400, max_files=100)
     fields = {k: v for k, v in form.items() if isinstance(v, str)}
+    saved: list[Path] = []  # this request's uploads: removed if it is refused
     try:
         source = _source_of(
             svc, {k: fields.get(k, "") for k in ("dataset", "upload", "path", "name")}
@@ -217,14 +212,17 @@ async def run_audit(request: Request) -> Response:
             upload = form.get(f"hierarchy_{col}")
             if isinstance(upload, UploadFile) and upload.filename:
                 path = await save_upload(upload, svc.config, svc.store.uploads)
+                saved.append(path)
                 Hierarchy.from_file(path, col)
                 hierarchies[col] = str(path)
         if hierarchies:
             options["hierarchies"] = hierarchies
             AuditSpec.from_options(options)
     except OverflowError:
+        _remove(saved)
         return render(request, "error.html.j2", 413, message="The file is larger than the limit.")
     except (PrivwatchError, ValueError) as exc:
+        _remove(saved)
         return render(request, "error.html.j2", 422, message=str(exc))
     job_source = {k: v for k, v in source.items() if k in ("dataset", "path", "name")}
     return RedirectResponse(f"/jobs/{svc.submit('audit', options, job_source)}", status_code=303)
@@ -241,6 +239,8 @@ async def job_page(request: Request, job_id: str, point: int | None = None) -> H
     frontier = result.get("frontier") or []
     chosen = frontier[point] if point is not None and 0 <= point < len(frontier) else None
     svg = frontier_svg(frontier, result.get("epsilon"), point, f"/jobs/{job_id}")
+    # the report's own rows (privwatch.report), from leakage.json: counts and shares only
+    classic, attack = result.get("classic"), result.get("attack")
     return render(
         request,
         "job.html.j2",
@@ -249,6 +249,10 @@ async def job_page(request: Request, job_id: str, point: int | None = None) -> H
         svg=svg,
         chosen=chosen,
         point=point,
+        classic=classic_rows(classic) if classic else None,
+        classic_info=classic,
+        attack=attack_rows(attack) if attack else None,
+        attack_info=attack,
         collection={"audit": "audits", "check": "checks"}.get(job["kind"], "apply"),
     )
 
@@ -260,6 +264,16 @@ async def cancel(request: Request, job_id: str) -> Response:
         raise HTTPException(404, "no such job")
     await svc.scheduler.cancel(job_id)
     return RedirectResponse(f"/jobs/{job_id}", status_code=303)
+
+
+@router.post("/jobs/{job_id}/delete")
+async def delete(request: Request, job_id: str) -> Response:
+    """Cancel the job and remove it, with the uploads no other job names."""
+    svc = _svc(request)
+    if svc.store.get(job_id) is None:
+        raise HTTPException(404, "no such job")
+    await svc.delete(job_id)
+    return RedirectResponse("/history", status_code=303)
 
 
 @router.post("/jobs/{job_id}/rerun")
@@ -289,6 +303,7 @@ async def run_check(request: Request) -> Response:
     """A release made elsewhere (uploaded with its original) judged as ``privwatch check``."""
     svc = _svc(request)
     form = await request.form(max_files=2, max_fields=10)
+    saved: list[Path] = []  # this request's uploads: removed if it is refused
     try:
         source: dict[str, Any] = {}
         for name in ("original", "release"):
@@ -296,6 +311,7 @@ async def run_check(request: Request) -> Response:
             if not isinstance(upload, UploadFile) or not upload.filename:
                 raise ValidationError(f"choose the {name} file.")
             path = await save_upload(upload, svc.config, svc.store.uploads)
+            saved.append(path)
             source[name], source[f"{name}_name"] = str(path), Path(upload.filename).name
         raw = {k: str(form.get(k) or "") for k in ("sensitive", "epsilon")}
         options = audit_options(
@@ -306,8 +322,10 @@ async def run_check(request: Request) -> Response:
             svc.config,
         )
     except OverflowError:
+        _remove(saved)
         return render(request, "error.html.j2", 413, message="The file is larger than the limit.")
     except (ValidationError, ValueError) as exc:
+        _remove(saved)
         return render(request, "error.html.j2", 422, message=str(exc))
     return RedirectResponse(f"/jobs/{svc.submit('check', options, source)}", status_code=303)
 

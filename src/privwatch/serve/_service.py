@@ -10,7 +10,7 @@ from typing import Any
 from ._config import ServeConfig
 from ._jobs import Scheduler
 from ._requests import toml_of
-from ._store import JobStore
+from ._store import UPLOAD_TTL_S, JobStore
 
 __all__ = ["Service"]
 
@@ -29,6 +29,9 @@ class Service:
         interrupted = self.store.recover()
         if interrupted:
             log.info("%d jobs left running by the last server marked interrupted", len(interrupted))
+        removed = self.store.sweep_uploads()
+        if removed:
+            log.info("%d uploads no job names removed", len(removed))
 
     def submit(self, kind: str, options: dict[str, Any], source: dict[str, Any]) -> str:
         """A new job, queued; its id. ``source``: ``dataset`` or ``path`` (and ``name``, what
@@ -39,8 +42,14 @@ class Service:
         toml = toml_of(options, source) if kind == "audit" else None
         job = self.store.create(kind, options, source, command, toml)
         self.scheduler.submit(job["id"])
+        self.store.sweep_uploads(UPLOAD_TTL_S)
         log.info("job %s queued (%s)", job["id"], kind)
         return str(job["id"])
+
+    async def delete(self, job_id: str) -> None:
+        """Cancel ``job_id`` and remove it with the uploads no other job names."""
+        await self.scheduler.cancel(job_id)
+        self.store.delete(job_id)
 
     def output(self, job_id: str, name: str) -> Path | None:
         """A file the job wrote, by its name in the job's list; None for any other name."""

@@ -1,7 +1,11 @@
 """The data dir: one folder per job (``jobs/ID/job.json``, its outputs in ``jobs/ID/out``)
 and the uploads (``uploads/``, under generated names). ``job.json`` is written by the server
 only, each time whole (a temporary file moved over it); the worker writes ``progress.json``
-and, last, ``outcome.json``."""
+and, last, ``outcome.json``.
+
+An upload lives as long as a job names it: deleting a job removes the uploads no other job
+names, and those no job names are removed when the server starts and, while it runs, once
+they are :data:`UPLOAD_TTL_S` old (a source uploaded on the pages but never audited)."""
 
 from __future__ import annotations
 
@@ -11,15 +15,18 @@ import os
 import re
 import secrets
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ACTIVE", "FINAL", "JOB_STATUSES", "JobStore", "now"]
+__all__ = ["ACTIVE", "FINAL", "JOB_STATUSES", "UPLOAD_TTL_S", "JobStore", "now"]
 
 JOB_STATUSES = ("queued", "running", "done", "failed", "cancelled", "interrupted")
 ACTIVE = ("queued", "running")
 FINAL = ("done", "failed", "cancelled", "interrupted")
 _ID = re.compile(r"^[0-9a-f]{32}$")
+#: An upload no job names is removed once it is this old (seconds), or when the server starts.
+UPLOAD_TTL_S = 24 * 3600
 
 
 def now() -> str:
@@ -128,6 +135,46 @@ class JobStore:
             (folder / "outcome.json").unlink(missing_ok=True)
 
     def delete(self, job_id: str) -> None:
+        """Remove the job's folder, and its uploads that no other job names."""
+        job = self.get(job_id)
         folder = self.folder(job_id)
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
+        if job is not None:
+            still = self.referenced()
+            for path in self.uploads_of(job) - still:
+                path.unlink(missing_ok=True)
+
+    def uploads_of(self, job: dict[str, Any]) -> set[Path]:
+        """The files of ``uploads/`` that ``job`` names (its source, its hierarchy files)."""
+        named = [*job.get("source", {}).values()]
+        hierarchies = job.get("options", {}).get("hierarchies")
+        if isinstance(hierarchies, dict):
+            named += hierarchies.values()
+        found = set()
+        for value in named:
+            if isinstance(value, str):
+                path = Path(value)
+                if path.parent == self.uploads and path.name:
+                    found.add(path)
+        return found
+
+    def referenced(self) -> set[Path]:
+        """The uploads some job names."""
+        return {p for job in self.all() for p in self.uploads_of(job)}
+
+    def sweep_uploads(self, max_age_s: float = 0.0) -> list[str]:
+        """Remove the uploads no job names that are at least ``max_age_s`` seconds old
+        (``0``: all of them, as the server does when it starts); their names."""
+        keep = self.referenced()
+        cutoff = time.time() - max_age_s
+        removed = []
+        for path in self.uploads.iterdir():
+            try:
+                old = path.stat().st_mtime <= cutoff
+            except OSError:
+                continue
+            if path.is_file() and path not in keep and old:
+                path.unlink(missing_ok=True)
+                removed.append(path.name)
+        return removed

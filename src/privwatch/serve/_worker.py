@@ -4,10 +4,22 @@ run, through the library's public functions, its files written into ``jobs/ID/ou
 
 Runs in its own process (:mod:`._jobs` starts it); nothing here runs on the server's event
 loop. Errors go to ``error.json`` (read by the job's owner through the API), never to the log.
+
+A worker dies with its server: on Linux the kernel sends it SIGKILL when its parent (the fork
+server, which exits when the server does) dies (``prctl(PR_SET_PDEATHSIG)``), and on any POSIX
+system a daemon thread kills it within :data:`WATCH_S` once its parent changes or the server's
+process is gone (a server killed with SIGKILL runs no shutdown).
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+import threading
+import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -19,10 +31,48 @@ from ..release.generalisation import apply_saved_mechanism
 from ..report import write_audit
 from ._store import read_json, write_json
 
-__all__ = ["MECHANISM_FILE", "run_job"]
+__all__ = ["MECHANISM_FILE", "WATCH_S", "run_job"]
 
 #: The saved mechanism of an audit whose method has one (records in memory).
 MECHANISM_FILE = "mechanism.json"
+#: How often a worker looks whether its server still runs (seconds).
+WATCH_S = 0.25
+#: ``prctl``'s option that sends the process a signal when its parent dies (Linux).
+PR_SET_PDEATHSIG = 1
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead but not reaped, counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            state = fh.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")
+
+
+def die_with(server_pid: int | None) -> None:
+    """Make this process exit (SIGKILL) when its parent or the server ``server_pid`` dies."""
+    if sys.platform.startswith("linux"):
+        # no libc to ask: the thread below still watches
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            gone = server_pid is not None and not _alive(server_pid)
+            if gone or os.getppid() != parent:
+                os.kill(os.getpid(), signal.SIGKILL)
+            time.sleep(WATCH_S)
+
+    threading.Thread(target=watch, name="privwatch-server-watch", daemon=True).start()
 
 
 class _Progress:
@@ -36,8 +86,26 @@ class _Progress:
         self.done += 1
 
 
-def _source(src: dict[str, Any]) -> Any:
-    return Bundled(src["dataset"]) if src.get("dataset") else src["path"]
+def _named(path: str, name: str | None, folder: Path) -> str:
+    """``path`` (an upload under its generated name) seen under the name the user gave it: a
+    link ``folder/NAME``, so that the stamp of ``leakage.json`` names the file as the command
+    line that reproduces the job does. ``path`` itself where no link can be made."""
+    if not name or Path(name).name != name or name in (".", ".."):
+        return path
+    link = folder / name
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        link.unlink(missing_ok=True)
+        link.symlink_to(path)
+    except OSError:
+        return path
+    return str(link)
+
+
+def _source(src: dict[str, Any], home: Path) -> Any:
+    if src.get("dataset"):
+        return Bundled(src["dataset"])
+    return _named(src["path"], src.get("name"), home / "in" / "data")
 
 
 def _caller(result: Any, command: str | None, translate: Callable[[str], str] | None) -> None:
@@ -47,7 +115,7 @@ def _caller(result: Any, command: str | None, translate: Callable[[str], str] | 
 
 def _audit(job: dict[str, Any], out: Path, step: _Progress, translate: Any) -> Any:
     spec = AuditSpec.from_options(job["options"])
-    source = _source(job["source"])
+    source = _source(job["source"], out.parent)
     route = plan(spec, source)
     step.total = route.steps + 1
     result = run(spec, source, out=out, progress=step)
@@ -67,12 +135,17 @@ def _check(job: dict[str, Any], out: Path, step: _Progress, translate: Any) -> A
     extra = {k: options.pop(k) for k in ("key", "synthetic") if k in options}
     step.total = 2
     step("checking the release")
+    files = {
+        role: _named(src[role], src.get(f"{role}_name"), out.parent / "in" / role)
+        for role in ("original", "release", "control", "mechanism")
+        if src.get(role)
+    }
     result = check(
-        src["original"],
-        src["release"],
+        files["original"],
+        files["release"],
         AuditSpec.from_options(options),
-        control=src.get("control"),
-        mechanism=src.get("mechanism"),
+        control=files.get("control"),
+        mechanism=files.get("mechanism"),
         **extra,
     )
     _caller(result, job.get("command"), translate)
@@ -93,9 +166,13 @@ def _apply(job: dict[str, Any], out: Path, step: _Progress, translate: Any) -> A
 JOB_KINDS = {"audit": _audit, "check": _check, "apply": _apply}
 
 
-def run_job(folder: str, translate: Callable[[str], str] | None = None) -> None:
+def run_job(
+    folder: str, translate: Callable[[str], str] | None = None, server_pid: int | None = None
+) -> None:
     """The worker process's entry: run the job of ``folder``; ``outcome.json`` when it is
-    done, ``error.json`` (and exit status 1) when it fails."""
+    done, ``error.json`` (and exit status 1) when it fails. The worker exits when the server
+    ``server_pid`` (or its parent) dies (:func:`die_with`)."""
+    die_with(server_pid)
     home = Path(folder)
     job = read_json(home / "job.json")
     step = _Progress(home / "progress.json")
