@@ -26,6 +26,9 @@ MEMORY_ONLY: dict[str, object] = {
     "weights": None,
     "population": None,
     "cluster_id": None,
+    # re-identification constraints, checked on the released records (issue #44 item 4)
+    "max_reid_risk": None,
+    "max_population_uniques": None,
 }
 
 
