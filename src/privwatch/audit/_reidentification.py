@@ -72,8 +72,16 @@ def _class_ids(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each row's class (``inverse``) and the classes' sizes (``counts``: each row's records;
     None: one record a row)."""
-    keys = frame[list(observed)].astype(str)
-    inverse = keys.groupby(list(observed), sort=False, observed=True).ngroup().to_numpy()
+    inverse = np.zeros(len(frame), dtype=np.int64)
+    for c in observed:
+        col = frame[c]
+        # integers and strings group as their text does, with no copy to text; floats (0.0
+        # and -0.0: one value, two texts) and mixed objects go through text
+        exact = col.dtype.kind in "biu" or pd.api.types.is_string_dtype(col.dtype)
+        if exact and col.dtype == object:
+            exact = pd.api.types.infer_dtype(col, skipna=False) in ("string", "integer", "boolean")
+        part, uniques = pd.factorize(col if exact else col.astype(str))
+        inverse = pd.factorize(inverse * max(len(uniques), 1) + part)[0].astype(np.int64)
     return inverse, np.bincount(inverse, weights=counts).astype(np.float64)
 
 
