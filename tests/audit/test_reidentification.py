@@ -211,3 +211,17 @@ def test_engine_route_refuses_what_needs_the_records(
             source=str(path), engine="duckdb", sensitive="two_year_recid",
             observed=["sex", "age"], epsilon=1.0, folds=0, **option,
         )  # fmt: skip
+
+
+def test_streamed_route_refuses_the_reidentification_options(tmp_path: Path) -> None:
+    from privwatch.audit import plan
+
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for i in range(2):
+        _table(50, seed=i).to_parquet(folder / f"{i}.parquet")
+    glob = str(folder / "*.parquet")
+    base = {"sensitive": "s", "observed": ["x", "y"], "epsilon": 1.0, "folds": 2}
+    assert plan(AuditSpec(**base, estimator="classifier"), glob).name == "stream"
+    with pytest.raises(ValidationError, match="sampling_fraction.*counts none"):
+        plan(AuditSpec(**base, estimator="classifier", sampling_fraction=0.1), glob)
