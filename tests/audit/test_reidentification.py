@@ -162,3 +162,66 @@ def test_check_of_the_audits_release_gives_the_audits_figures(tmp_path: Path) ->
     assert c["input"] == a["input"]
     for key in ("prosecutor_max", "prosecutor_mean", "journalist_max", "records_above_threshold"):
         assert c["release"][key] == pytest.approx(a["release"][key]), key
+
+
+@pytest.mark.parametrize("options", [{}, {"sampling_fraction": 0.2}, {"population": True}])
+def test_engine_route_gives_the_memory_routes_block_from_the_counts(
+    tmp_path: Path, options: dict[str, object]
+) -> None:
+    from privwatch.datasets import COMPAS_OBSERVED, load_compas
+
+    frame = load_compas()
+    obs = ["sex", "age", "priors_count"]
+    path = tmp_path / "compas.parquet"
+    frame[["two_year_recid", *COMPAS_OBSERVED]].to_parquet(path)
+    if options.get("population"):
+        pop = frame.groupby(obs).size().rename("count").reset_index()
+        pop["count"] = pop["count"] * 3 + (np.arange(len(pop)) % 2)  # some classes unique
+        pop.loc[pop.index[:5], "count"] = 1
+        pop.to_csv(tmp_path / "pop.csv", index=False)
+        options = {"population": str(tmp_path / "pop.csv")}
+    # max_levels: no automatic binning in memory (the engine route bins nothing)
+    common = {"sensitive": "two_year_recid", "observed": obs, "epsilon": 1.0, "folds": 0}
+    common["max_levels"] = 100
+    memory = run(source=str(path), engine="pandas", **common, **options)
+    engine = run(source=str(path), engine="duckdb", **common, **options)
+    assert memory.route == "memory" and engine.route == "engine"
+    a, b = memory.leakage["reidentification"], engine.leakage["reidentification"]
+    assert a is not None and b is not None
+    for part in ("release", "input"):
+        for key, value in a[part].items():
+            if key == "population_uniques":
+                assert b[part][key]["estimate"] == pytest.approx(value["estimate"])
+                assert b[part][key]["estimator"] == value["estimator"]
+            else:
+                assert b[part][key] == pytest.approx(value), (part, key)
+    assert a["input"]["n_classes"] > a["release"]["n_classes"]  # the release merged classes
+
+
+@pytest.mark.parametrize("option", [{"weights": "priors_count"}, {"cluster_id": "sex"}])
+def test_engine_route_refuses_what_needs_the_records(
+    tmp_path: Path, option: dict[str, object]
+) -> None:
+    from privwatch.datasets import load_compas
+
+    path = tmp_path / "compas.parquet"
+    load_compas().to_parquet(path)
+    with pytest.raises(ValidationError, match="records in memory"):
+        run(
+            source=str(path), engine="duckdb", sensitive="two_year_recid",
+            observed=["sex", "age"], epsilon=1.0, folds=0, **option,
+        )  # fmt: skip
+
+
+def test_streamed_route_refuses_the_reidentification_options(tmp_path: Path) -> None:
+    from privwatch.audit import plan
+
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for i in range(2):
+        _table(50, seed=i).to_parquet(folder / f"{i}.parquet")
+    glob = str(folder / "*.parquet")
+    base = {"sensitive": "s", "observed": ["x", "y"], "epsilon": 1.0, "folds": 2}
+    assert plan(AuditSpec(**base, estimator="classifier"), glob).name == "stream"
+    with pytest.raises(ValidationError, match="sampling_fraction.*counts none"):
+        plan(AuditSpec(**base, estimator="classifier", sampling_fraction=0.1), glob)

@@ -21,11 +21,23 @@ MEMORY_ONLY: dict[str, object] = {
     "bins": {},
     "delta": None,
     "estimator": "plugin",
-    # re-identification risk from a population, weights or households (issue #44)
+    # re-identification risk from weights or households (issue #44); a sampling fraction or
+    # a population table need only the counts, which the engine route folds (item 6)
+    "weights": None,
+    "cluster_id": None,
+    # re-identification constraints, checked on the released records (issue #44 item 4)
+    "max_reid_risk": None,
+    "max_population_uniques": None,
+}
+#: Options of the re-identification risk (issue #44), with the value that means "not used":
+#: the streamed route counts no quasi-identifier combinations, so it takes none of them.
+REID_OPTIONS: dict[str, object] = {
     "sampling_fraction": None,
     "weights": None,
     "population": None,
     "cluster_id": None,
+    "max_reid_risk": None,
+    "max_population_uniques": None,
 }
 
 
@@ -99,6 +111,13 @@ def _stream_reason(spec: AuditSpec, source: Any, reason: str) -> str:
             raise ValidationError(
                 f"`{option}` needs the records in memory; it is not available with {name} on "
                 "a streamed source."
+            )
+    for option, unused in REID_OPTIONS.items():
+        if getattr(spec, option) != unused:
+            raise ValidationError(
+                f"`{option}` (re-identification risk) needs the counts of the observed "
+                f"columns' combinations; {name} on a streamed source counts none: use "
+                "`estimator`='plugin' (counted in the engine) or the records in memory."
             )
     why = "a glob of files" if not Path(str(source)).is_file() else reason
     return f"{why}: {name} reads the Parquet files in batches"

@@ -7,7 +7,8 @@ quasi-identifier combinations, columns = the observed columns and ``count``), fr
 weights (``weights``: ``F_k`` = the sum of the class's weights), from a sampling fraction
 (``F_k = f_k / fraction``), or are the sample's own (the records are the population). Every
 figure is a function of those counts (:mod:`privwatch.measures`); records are counted, never
-listed.
+listed. So a count table serves as well as the records (``counts``: each row's records; the
+engine route's folded table of observed tuple x sensitive value, no pass over the records).
 
 A population table counts *input* combinations: for the release its counts are carried through
 the generalisation the audit found (each input combination seen in the records to its released
@@ -66,11 +67,22 @@ def read_population(path: str | Path, observed: Sequence[str]) -> pd.DataFrame:
     return out.groupby(list(observed), observed=True, sort=False)[COUNT_COLUMN].sum().reset_index()
 
 
-def _class_ids(frame: pd.DataFrame, observed: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Each record's class (``inverse``) and the classes' sizes."""
-    keys = frame[list(observed)].astype(str)
-    inverse = keys.groupby(list(observed), sort=False, observed=True).ngroup().to_numpy()
-    return inverse, np.bincount(inverse).astype(np.float64)
+def _class_ids(
+    frame: pd.DataFrame, observed: Sequence[str], counts: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's class (``inverse``) and the classes' sizes (``counts``: each row's records;
+    None: one record a row)."""
+    inverse = np.zeros(len(frame), dtype=np.int64)
+    for c in observed:
+        col = frame[c]
+        # integers and strings group as their text does, with no copy to text; floats (0.0
+        # and -0.0: one value, two texts) and mixed objects go through text
+        exact = col.dtype.kind in "biu" or pd.api.types.is_string_dtype(col.dtype)
+        if exact and col.dtype == object:
+            exact = pd.api.types.infer_dtype(col, skipna=False) in ("string", "integer", "boolean")
+        part, uniques = pd.factorize(col if exact else col.astype(str))
+        inverse = pd.factorize(inverse * max(len(uniques), 1) + part)[0].astype(np.int64)
+    return inverse, np.bincount(inverse, weights=counts).astype(np.float64)
 
 
 def _uniques_ci(f: np.ndarray, big_n: float, estimator: str, seed: int) -> list[float] | None:
@@ -100,8 +112,9 @@ def _part(
     options: dict[str, Any],
     population: pd.DataFrame | None,
 ) -> tuple[dict[str, Any], pd.DataFrame]:
-    """The figures of one table (the release or the input) and its per-record risks."""
-    inverse, f = _class_ids(keys, observed)
+    """The figures of one table (the release or the input) and its per-row risks."""
+    counts = options["counts"]
+    inverse, f = _class_ids(keys, observed, counts)
     n = float(f.sum())
     weights, fraction, threshold = options["weights"], options["fraction"], options["threshold"]
     source = "none"
@@ -157,7 +170,9 @@ def _part(
         ),
         "population_uniques": uniques,
         "global_risk": global_risk(f, record_risk),
-        "records_above_threshold": int((per_record["reid_marketer"] > threshold).sum()),
+        "records_above_threshold": int(
+            np.dot(per_record["reid_marketer"].to_numpy() > threshold, _ones(counts, inverse))
+        ),
         "k_map": k_map(f, big_f) if population is not None else None,
         "household_risk_max": None,
     }
@@ -167,6 +182,11 @@ def _part(
         part["household_risk_max"] = float(house.max())
         per_record["reid_household"] = house
     return part, per_record
+
+
+def _ones(counts: np.ndarray | None, inverse: np.ndarray) -> np.ndarray:
+    """Each row's records (1 a row without ``counts``)."""
+    return np.ones(inverse.size) if counts is None else np.asarray(counts, dtype=np.float64)
 
 
 def reid_section(
@@ -180,6 +200,7 @@ def reid_section(
     cluster: np.ndarray | None = None,
     threshold: float = RISK_THRESHOLD,
     seed: int = 0,
+    counts: np.ndarray | None = None,
 ) -> tuple[dict[str, Any], pd.DataFrame]:
     """``leakage["reidentification"]`` (``release`` and ``input`` parts, the threshold and
     where the population counts came from) and the release's per-record risks
@@ -187,7 +208,11 @@ def reid_section(
 
     ``frame`` and ``released`` hold the same records in the same order (the input's and the
     released observed columns); ``weights`` and ``cluster`` one value per record.
+    ``counts``: the rows are a count table, each row that many records (then no ``weights``
+    or ``cluster``, which need the records); the per-row risks are then per row.
     """
+    if counts is not None and (weights is not None or cluster is not None):
+        raise ValidationError("`weights` and `cluster_id` need the records, not a count table.")
     obs = list(observed)
     options = {
         "weights": weights,
@@ -195,6 +220,7 @@ def reid_section(
         "threshold": threshold,
         "cluster": cluster,
         "seed": seed,
+        "counts": None if counts is None else np.asarray(counts, dtype=np.float64),
     }
     inp = frame[obs].reset_index(drop=True)
     rel = released[obs].reset_index(drop=True)

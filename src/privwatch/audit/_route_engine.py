@@ -28,6 +28,7 @@ from ..measures import log_lift
 from ..watchdog import tradeoff
 from ._method import Decision, Measured, ReleaseMethod, check_route
 from ._registry import method_for
+from ._reidentification import read_population, reid_section
 from ._result import Audit
 from ._route import RECORD_KEY, RELEASE_FILE, SCORES_FILE, Route, Step
 from ._spec import AuditSpec
@@ -226,7 +227,10 @@ class EngineRoute(Route):
         method = method_for(spec)
         check_route(method, self.name)
         decision = method.decide(spec, table, step)
-        return _Decided(c, curve, method, decision, method.leakage(spec, table, decision))
+        leakage = method.leakage(spec, table, decision)
+        if spec.checks and decision.release is not None:
+            leakage["reidentification"] = _reidentification(spec, c, decision.release)
+        return _Decided(c, curve, method, decision, leakage)
 
     def label(
         self, spec: AuditSpec, source: Any, decided: _Decided, out: Path | None, step: Step
@@ -285,6 +289,22 @@ class EngineRoute(Route):
             found=dec.found, written=written, details={"missing": missing},
             release_method=d.method,
         )  # fmt: skip
+
+
+def _reidentification(spec: AuditSpec, c: _Counted, released: pd.DataFrame) -> dict[str, Any]:
+    """Re-identification risk of the release and the input from the folded count table
+    (``_reidentification.py``): the input's classes are the observed tuples' counts, the
+    release's the released tuples' (one released row per row of the table); no pass over
+    the records. A sampling fraction or a population table apply; weights and households
+    need the records (refused by :func:`privwatch.audit.plan`)."""
+    population = None if spec.population is None else read_population(spec.population, c.observed)
+    section, _ = reid_section(
+        c.counts[c.observed], released.reset_index(drop=True), c.observed,
+        sampling_fraction=spec.sampling_fraction, population=population,
+        threshold=spec.risk_threshold, seed=spec.seed,
+        counts=c.counts["count"].to_numpy(dtype=np.float64),
+    )  # fmt: skip
+    return section
 
 
 def _shares(counts: pd.DataFrame, sensitive: list[str], weight: np.ndarray, name: str) -> Any:

@@ -27,6 +27,7 @@ from ._method import Decision, Measured, ReleaseMethod, check_route
 from ._method_auto import with_other_methods
 from ._prepare import prepare_rows, resolve_columns
 from ._registry import METHODS, method_for
+from ._reid_constraint import constraint_block, constraint_verdict, has_constraints
 from ._reidentification import read_population, reid_section
 from ._result import Audit
 from ._route import Bundled, Route, Step
@@ -160,13 +161,29 @@ class MemoryRoute(Route):
             released_joint=lambda released: release_joint(labels, released),
             records=m.frame, probe=m.probe,
         )  # fmt: skip
+        if table.search is not None and has_constraints(spec):
+            table.search.holds = lambda released: _release_holds(m, released)
         method = method_for(spec, self.name)
         check_route(method, self.name)
         decision = method.decide(spec, table, step)
         leakage = method.leakage(spec, table, decision)
         # not met: the other methods that apply, each audited, among the alternatives
         leakage = with_other_methods(METHODS, method, spec, table, leakage, step)
-        return _Decided(m, table, method, decision, leakage)
+        decided = _Decided(m, table, method, decision, leakage)
+        if has_constraints(spec):  # checked on the release in every case
+            if decision.release is None:
+                raise ValidationError(
+                    f"the release method {method.name!r} releases no cells: "
+                    "`max_reid_risk` and `max_population_uniques` need a released table."
+                )
+            section, _ = _reidentification(decided)
+            near = None if table.search is None else table.search.nearest.get(decision.epsilon)
+            constraint_verdict(
+                section["constraint"], leakage, decision.found,
+                None if near is None else (_constraint_of(m, near.released), near),
+            )  # fmt: skip
+            leakage["reidentification"] = section
+        return decided
 
     @staticmethod
     def _search_frame(m: _Measured) -> pd.DataFrame:
@@ -225,9 +242,29 @@ class MemoryRoute(Route):
 
 
 def _reidentification(d: _Decided) -> tuple[dict[str, Any], pd.DataFrame]:
-    """Re-identification risk of the release and the input (``_reidentification.py``)."""
-    m, spec, dec = d.measured, d.measured.spec, d.decision
-    assert dec.release is not None
+    """Re-identification risk of the release and the input (``_reidentification.py``), with
+    the constraints asked for (``_reid_constraint.py``)."""
+    assert d.decision.release is not None
+    section, per_record = _reid_of(d.measured, d.decision.release)
+    section["constraint"] = constraint_block(d.measured.spec, section)
+    return section, per_record
+
+
+def _constraint_of(m: _Measured, released: pd.DataFrame) -> dict[str, Any]:
+    """The re-identification constraints of a release of ``m``'s records."""
+    section, _ = _reid_of(m, released)
+    return constraint_block(m.spec, section) or {}
+
+
+def _release_holds(m: _Measured, released: pd.DataFrame) -> bool:
+    """Whether a release of ``m``'s records holds the re-identification constraints (the
+    search's step, ``ReleaseSearch.holds``)."""
+    block = _constraint_of(m, released)
+    return all(part["holds"] for part in block.values() if isinstance(part, dict))
+
+
+def _reid_of(m: _Measured, released: pd.DataFrame) -> tuple[dict[str, Any], pd.DataFrame]:
+    spec = m.spec
     rows = m.df.iloc[m.input_rows]
 
     def column(name: str | None) -> np.ndarray | None:
@@ -240,7 +277,7 @@ def _reidentification(d: _Decided) -> tuple[dict[str, Any], pd.DataFrame]:
             raise ValidationError("`weights` must name a column of design weights of at least 1.")
     population = None if spec.population is None else read_population(spec.population, m.cols)
     return reid_section(
-        m.frame, dec.release, m.cols, sampling_fraction=spec.sampling_fraction,
+        m.frame, released, m.cols, sampling_fraction=spec.sampling_fraction,
         weights=weights, population=population, cluster=column(spec.cluster_id),
         threshold=spec.risk_threshold, seed=spec.seed,
     )  # fmt: skip

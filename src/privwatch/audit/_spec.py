@@ -102,6 +102,12 @@ class AuditSpec:
         columns' combinations in the population (columns = the observed ones and ``count``);
         a household (cluster) id column; the highest acceptable risk of a record (0.09, El
         Emam 2013).
+    max_reid_risk, max_population_uniques
+        Re-identification constraints on the release (docs/reidentification.md): every
+        released class has an expected population size of at least ``1 / max_reid_risk``
+        under the chosen model; the release's estimated population uniques (Dankar's rule)
+        are at most ``max_population_uniques``. Enforced by the search through its minimum
+        class size and checked on the release; not met when they cannot hold.
     report_records
         List the riskiest records' observed values in the report (which is then marked as
         holding record-level data); by default the report holds no record's values.
@@ -150,6 +156,8 @@ class AuditSpec:
     population: str | Path | None = None
     cluster_id: str | None = None
     risk_threshold: float = 0.09
+    max_reid_risk: float | None = None
+    max_population_uniques: float | None = None
     report_records: bool = False
     records: bool = True
     engine: str = "auto"
@@ -227,6 +235,21 @@ class AuditSpec:
                 "give one of them."
             )
         check_probability(self.risk_threshold, "risk_threshold")
+        if self.max_reid_risk is not None and not (
+            isinstance(self.max_reid_risk, int | float) and 0 < self.max_reid_risk <= 1
+        ):
+            raise ValidationError(
+                f"`max_reid_risk` must lie in (0, 1]; got {self.max_reid_risk!r}."
+            )
+        if self.max_population_uniques is not None and not (
+            isinstance(self.max_population_uniques, int | float)
+            and not isinstance(self.max_population_uniques, bool)
+            and self.max_population_uniques >= 0
+        ):
+            raise ValidationError(
+                "`max_population_uniques` must be a number >= 0; got "
+                f"{self.max_population_uniques!r}."
+            )
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValidationError(f"`seed` must be a non-negative integer; got {self.seed!r}.")
 

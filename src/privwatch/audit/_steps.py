@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from ..exceptions import PrivacyWarning, ValidationError
 from ..release import Hierarchy, ReleaseNotMetWarning, ReleaseResult, find_release
 from ..release.search import SearchCache
 from ..watchdog import RecordScores, Watchdog, record_tradeoff, tradeoff
+from ._reid_constraint import constrained_search, search_floor
 from ._spec import ESTIMATORS, AuditSpec
 
 __all__ = [
@@ -178,6 +179,12 @@ class ReleaseSearch:
     cols: list[str]
     spec: AuditSpec
     counts_column: str | None = None
+    #: Whether a release of ``source`` (its per-record cells) holds the re-identification
+    #: constraints (``max_reid_risk``, ``max_population_uniques``); None: none enforced here.
+    holds: Callable[[pd.DataFrame], bool] | None = None
+    #: Per epsilon, when the constraints left nothing kept: the last release the step tried
+    #: that kept information (the nearest feasible setting, ``_reid_constraint.py``).
+    nearest: dict[float, ReleaseResult] = field(init=False, default_factory=dict)
     #: The count table and searches of ``source`` reused across calls (:class:`SearchCache`).
     cache: SearchCache = field(init=False)
 
@@ -216,13 +223,35 @@ class ReleaseSearch:
         frontier: list[float] | None,
         suggest: bool,
     ) -> ReleaseResult:
+        options = self.spec.search_options()
+        options["min_class_size"] = search_floor(self.spec)
+
+        def once(given: dict[str, Any]) -> ReleaseResult:
+            return self._once(data, eps, folds, frontier, suggest, given)
+
+        if self.holds is None or data is not self.source:
+            return once(options)
+        found, kept = constrained_search(once, self.holds, self.cols, self.spec, options)
+        if kept is not None:
+            self.nearest[float(eps)] = kept
+        return found
+
+    def _once(
+        self,
+        data: pd.DataFrame,
+        eps: float,
+        folds: int,
+        frontier: list[float] | None,
+        suggest: bool,
+        options: dict[str, Any],
+    ) -> ReleaseResult:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyWarning)
             warnings.simplefilter("ignore", ReleaseNotMetWarning)
             return find_release(
                 data, self.sensitive, self.cols, epsilon=eps, folds=folds,
                 frontier_epsilons=frontier, suggest=suggest, rng=self.spec.seed,
-                counts_column=self.counts_column, cache=self.cache, **self.spec.search_options(),
+                counts_column=self.counts_column, cache=self.cache, **options,
             )  # fmt: skip
 
 
@@ -338,7 +367,8 @@ def spec_settings(
             disclosure=s.disclosure, max_suppressed=s.max_suppressed, folds=s.folds,
             useful=s.useful, local_recoding=s.local, held_out_tolerance=s.held_out_tolerance,
             confidence=s.confidence, min_class_size=s.min_class_size, max_nodes=s.max_nodes,
-            checks=s.checks, report_records=s.report_records,
+            checks=s.checks, report_records=s.report_records, max_reid_risk=s.max_reid_risk,
+            max_population_uniques=s.max_population_uniques,
         )  # fmt: skip
     else:
         options.update(folds=s.folds, checks=False, report_records=s.report_records)

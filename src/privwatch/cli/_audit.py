@@ -147,6 +147,8 @@ def audit_command(
     population: Opt.population = None,
     cluster_id: Opt.cluster_id = None,
     risk_threshold: Opt.risk_threshold = 0.09,
+    max_reid_risk: Opt.max_reid_risk = None,
+    max_population_uniques: Opt.max_population_uniques = None,
     report_records: Opt.report_records = False,
     records: Opt.records = True,
     sep: Opt.sep = ",",

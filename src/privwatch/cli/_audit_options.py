@@ -159,6 +159,20 @@ class Opt:
             "public release)."
         ),
     ]
+    max_reid_risk = Annotated[
+        float | None,
+        typer.Option(
+            help="Release constraint: every released class has an expected population size of "
+            "at least 1/R under the chosen model (prosecutor without population information)."
+        ),
+    ]
+    max_population_uniques = Annotated[
+        float | None,
+        typer.Option(
+            help="Release constraint: the release's estimated population uniques (Dankar's rule) "
+            "at most U."
+        ),
+    ]
     report_records = Annotated[
         bool,
         typer.Option(

@@ -61,6 +61,20 @@ _REID_PART: dict[str, Any] = {
         "household_risk_max": {"anyOf": [{"type": "null"}, _PROB]},
     },
 }
+_REID_LIMIT: dict[str, Any] = {
+    "type": "object",
+    "required": ["requested", "achieved", "holds"],
+    "properties": {"requested": _NUM, "achieved": _NUM, "holds": {"type": "boolean"}},
+}
+_REID_CONSTRAINT: dict[str, Any] = {
+    "type": "object",
+    "required": ["model"],
+    "properties": {
+        "model": {"enum": ["population table", "weights", "sampling fraction", "none"]},
+        "max_reid_risk": _REID_LIMIT,
+        "max_population_uniques": _REID_LIMIT,
+    },
+}
 _REID: dict[str, Any] = {
     "anyOf": [
         {"type": "null"},
@@ -72,6 +86,7 @@ _REID: dict[str, Any] = {
                 "threshold_reference": {"type": "string"},
                 "release": _REID_PART,
                 "input": _REID_PART,
+                "constraint": {"anyOf": [{"type": "null"}, _REID_CONSTRAINT]},
             },
         },
     ]
