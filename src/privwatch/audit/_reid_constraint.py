@@ -186,6 +186,8 @@ def constraint_verdict(
                     "interval": list(held.breach_probability_ci),
                 },
                 "feasible": bool(alt.satisfied), "unprotected": [],
+                "searched_epsilon": None,  # the search at this epsilon; which ladder epsilon
+                # found its release is not kept on the result
                 "description": (
                     f"{change}: `{name}`={value:g} holds for a release keeping "
                     f"{alt.information_nats:.2f} nats "

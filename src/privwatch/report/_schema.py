@@ -187,7 +187,8 @@ _ALTERNATIVE: dict[str, Any] = {
         "unprotected": {"type": "array", "items": {"type": "string"}},
         "description": {"type": "string"},
         # the epsilon whose search found the release (a smaller one's release can be the best
-        # at a larger epsilon: release.search's frontier); null where no search made it
+        # at a larger epsilon: release.search's frontier); null where no search made it or it
+        # is not recorded (a re-identification constraint's alternative)
         "searched_epsilon": {"anyOf": [_NUM, {"type": "null"}]},
     },
 }  # fmt: skip
