@@ -60,7 +60,9 @@ def _state_digest(state: Any) -> str:
 def write_model(
     path: str | Path, kind: str, state: Mapping[str, Any], arrays: Mapping[str, NDArray[Any]]
 ) -> None:
-    """Write a model file (see the module docstring); arrays are stored little-endian."""
+    """Write a model file (see the module docstring), atomically: a temporary file beside
+    ``path``, then renamed, and no temporary file left behind when writing fails (a folder at
+    ``path``, a full disk). Arrays are stored little-endian."""
     entries = {}
     for name, value in arrays.items():
         arr = np.ascontiguousarray(value)
@@ -81,7 +83,14 @@ def write_model(
         "state_sha256": _state_digest(dict(state)),
         "arrays": entries,
     }
-    Path(path).write_text(json.dumps(doc, allow_nan=False), encoding="utf-8")
+    p = Path(path)
+    tmp = p.with_name(p.name + ".tmp")
+    try:
+        tmp.write_text(json.dumps(doc, allow_nan=False), encoding="utf-8")
+        tmp.replace(p)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _fail(path: Path, why: str) -> TamperedFileError:

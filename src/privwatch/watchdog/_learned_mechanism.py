@@ -189,13 +189,7 @@ class LearnedWatchdogMechanism:
             "status": self.status, "marker": self.marker, "method": self.method,
             "input": {"name": self.input_name, "sha256": self.input_sha256}, "models": models,
         }  # fmt: skip
-        tmp_path = p.with_name(p.name + ".tmp")
-        try:
-            write_model(tmp_path, LEARNED_KIND, state, arrays)
-            tmp_path.replace(p)
-        except BaseException:
-            tmp_path.unlink(missing_ok=True)
-            raise
+        write_model(p, LEARNED_KIND, state, arrays)
         return p
 
     @classmethod

@@ -330,13 +330,7 @@ class Generalisation(FiniteMechanism):
         """Write a checked privwatch model file (kind ``Generalisation``) to ``path``, atomically
         (a temporary file beside it, then renamed)."""
         p = Path(path)
-        tmp = p.with_name(p.name + ".tmp")
-        try:
-            write_model(tmp, MECHANISM_KIND, self.to_state(), {})
-            tmp.replace(p)
-        except BaseException:  # no temporary file left behind (a folder at ``path``, a full disk)
-            tmp.unlink(missing_ok=True)
-            raise
+        write_model(p, MECHANISM_KIND, self.to_state(), {})
         return p
 
     @classmethod

@@ -124,13 +124,7 @@ class RandomizedMechanism:
     def save(self, path: str | Path) -> Path:
         """Write the checked model file (kind ``RandomizedChannel``) atomically."""
         p = Path(path)
-        tmp = p.with_name(p.name + ".tmp")
-        try:
-            write_model(tmp, RANDOMIZED_KIND, self.to_state(), {"channel": self.channel})
-            tmp.replace(p)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        write_model(p, RANDOMIZED_KIND, self.to_state(), {"channel": self.channel})
         return p
 
     @classmethod
