@@ -260,6 +260,11 @@ class AutoMethod(ReleaseMethod):
     def mechanism(self, result: AuditView) -> SavedMechanism:
         return self._chosen(result.summary).mechanism(result)
 
+    def mechanism_refusal(self, spec: AuditSpec, route: str) -> str | None:
+        """On the engine route the release search is the one method that runs, and it saves
+        its generalisation there; elsewhere the default."""
+        return None if route == "engine" else super().mechanism_refusal(spec, route)
+
     def attack(
         self, spec: AuditSpec, measured: Measured, decision: Decision, step: Step
     ) -> dict[str, Any] | None:

@@ -171,10 +171,12 @@ class SearchMethod(ReleaseMethod):
         return rows
 
     def mechanism(self, result: AuditView) -> SavedMechanism:
-        """The fitted :class:`~privwatch.release.Generalisation` (records in memory only: it
-        maps every audited tuple, as text, to its released tuple)."""
+        """The fitted :class:`~privwatch.release.Generalisation`: every audited tuple, as text,
+        and its released tuple (from the records in memory, or on the engine route from the
+        search's mapping: one row per observed tuple of the count table)."""
         found = result.found
-        if found is None or result.data is None or found.method == "external":
+        engine = result.route == "engine"
+        if found is None or (result.data is None and not engine) or found.method == "external":
             raise ValidationError(NO_MECHANISM)
         sensitive = result.settings["sensitive"]  # a list when several are scored jointly
         observed = list(result.settings["observed"])
@@ -192,10 +194,17 @@ class SearchMethod(ReleaseMethod):
             sensitive=sensitive if isinstance(sensitive, str) else "+".join(sensitive),
             observed=observed,
             bins=result.settings.get("bins"),
-            table=mapping_table(result.data, found.released, observed),
+            table=None
+            if result.data is None
+            else mapping_table(result.data, found.released, observed),
             input_name=result.stamp.get("input_name"),
             input_sha256=result.stamp.get("input_sha256"),
         )
+
+    def mechanism_refusal(self, spec: AuditSpec, route: str) -> str | None:
+        """None on the in-memory and engine routes (the engine route saves the mapping it
+        labels the records with); the default refusal elsewhere."""
+        return None if route == "engine" else super().mechanism_refusal(spec, route)
 
     def attack(
         self, spec: AuditSpec, measured: Measured, decision: Decision, step: Step

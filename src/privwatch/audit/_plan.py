@@ -18,7 +18,6 @@ from ._spec import AuditSpec
 __all__ = ["MEMORY_ONLY", "STREAM_ESTIMATORS", "plan"]
 #: Options that need the records in memory, with the value that means "not used".
 MEMORY_ONLY: dict[str, object] = {
-    "bins": {},
     "delta": None,
     "estimator": "plugin",
     # re-identification risk from weights or households (issue #44); a sampling fraction or
@@ -106,8 +105,9 @@ def _stream_reason(spec: AuditSpec, source: Any, reason: str) -> str:
         )
     if spec.folds < 2:
         raise ValidationError(f"{name} scores every record cross-fitted: `folds` must be >= 2.")
-    for option in ("bins", "delta"):
-        if getattr(spec, option) != MEMORY_ONLY[option]:
+    unused: object
+    for option, unused in (("bins", {}), ("delta", None)):
+        if getattr(spec, option) != unused:
             raise ValidationError(
                 f"`{option}` needs the records in memory; it is not available with {name} on "
                 "a streamed source."

@@ -26,6 +26,7 @@ from .. import engines
 from ..exceptions import ValidationError
 from ..measures import log_lift
 from ..watchdog import tradeoff
+from ._engine_bins import resolve_engine_bins
 from ._method import Decision, Measured, ReleaseMethod, check_route
 from ._registry import method_for
 from ._reidentification import read_population, reid_section
@@ -154,6 +155,9 @@ class _Counted:
     engine_reason: str
     sensitive: list[str]
     observed: list[str]
+    #: the spec with the bins and hierarchies resolved (cut points, automatic intervals)
+    spec: AuditSpec
+    bins: dict[str, list[float]]
 
 
 @dataclass
@@ -189,20 +193,24 @@ class EngineRoute(Route):
             )
         sens, obs = list(spec.sensitive), list(spec.observed)
         keys = obs + ([spec.useful] if spec.useful and spec.useful not in obs else [])
+        bins, hierarchies = resolve_engine_bins(spec, source, self.engine, sens, obs)
+        spec = spec.replace(bins=bins, hierarchies=hierarchies)
         step("counting in the engine")
         counts = engines.count_table(
             source, sens, keys, engine=self.engine, folds=spec.folds if spec.folds >= 2 else None,
-            seed=spec.seed, table=spec.table,
+            seed=spec.seed, table=spec.table, bins=bins,
         )  # fmt: skip
         counts = _check_missing(counts, spec.missing, [*sens, *keys])
         if int(counts["count"].sum()) == 0:
             raise ValidationError(
                 "`source` must hold at least one record with no missing key value."
             )
-        return _Counted(counts, str(counts.attrs["engine"]), str(counts.attrs["reason"]), sens, obs)
+        engine, reason = str(counts.attrs["engine"]), str(counts.attrs["reason"])
+        return _Counted(counts, engine, reason, sens, obs, spec, bins)
 
     def decide(self, spec: AuditSpec, measured: _Counted, step: Step) -> _Decided:
         c = measured
+        spec = c.spec
         joint = _joint(c.counts, _codes(c.counts, c.sensitive), _codes(c.counts, c.observed))
         step("proposing epsilon")
         epsilon, reason, curve = propose_epsilon(joint)
@@ -236,6 +244,7 @@ class EngineRoute(Route):
         self, spec: AuditSpec, source: Any, decided: _Decided, out: Path | None, step: Step
     ) -> Audit:
         d, c = decided, decided.counted
+        spec = c.spec
         to_db = spec.write_table is not None
         written = None
         if spec.records and (to_db or out is not None):
@@ -255,6 +264,7 @@ class EngineRoute(Route):
                 engines.label_records(
                     source, d.decision.mapping, c.observed, out=target, engine=c.engine,
                     table=spec.table, write_table=table, columns=columns,
+                    bins=c.bins,
                 )  # fmt: skip
                 written.append(f"table {table}" if to_db else str(target))
         return self._audit(spec, source, d, written)
@@ -281,7 +291,7 @@ class EngineRoute(Route):
         return Audit(
             route=self.name, engine=c.engine, route_reason=c.engine_reason,
             settings=spec_settings(spec, sens, c.observed, dec.epsilon, engine=self.engine,
-                                   table=spec.table),
+                                   table=spec.table, bins=spec.bins),
             summary=summary,
             epsilon=dec.epsilon, epsilon_reason=dec.epsilon_reason,
             leakage=d.leakage, stamp=stamp, tradeoff=d.curve,

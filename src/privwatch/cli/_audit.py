@@ -81,11 +81,6 @@ def _audit(o: dict[str, Any], talk: bool, command: str) -> tuple[Any, list[Path]
     spec = spec_from_options(o)
     source = _source(o)
     route = plan(spec, source)
-    if o["save_mechanism_to"] is not None and route.name != "memory":
-        raise ValidationError(
-            f"`save_mechanism` needs the records in memory; it is not available when auditing "
-            f"in the {route.engine} engine ({route.reason})."
-        )
     if o["save_mechanism_to"] is not None:
         refusal = method_for(spec, route.name).mechanism_refusal(
             spec, route.name

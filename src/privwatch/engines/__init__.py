@@ -2,6 +2,7 @@
 and SQL databases (docs/architecture.md, layer 1b). Only the small count table comes back to
 Python."""
 
+from ._bins import numeric_columns, tuple_counts, value_counts
 from ._count import count_table
 from ._folds import fold_of
 from ._label import label_records, label_spark_frame
@@ -21,8 +22,11 @@ __all__ = [
     "iter_batches",
     "label_records",
     "label_spark_frame",
+    "numeric_columns",
     "parquet_files",
     "read_table",
+    "tuple_counts",
+    "value_counts",
     "write_parquet_files",
     "write_parquet_frames",
 ]

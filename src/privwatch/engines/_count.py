@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ValidationError
+from ._bins import Bins, bin_frame, bin_sql, check_bins, codes_to_labels
 from ._folded import pandas_folded, polars_folded
 from ._folds import fold_expr, fold_sql
 from ._sources import ROW, Source, check_row_free, duckdb_connect, require, resolve
@@ -229,12 +230,20 @@ def _count_frame(frame: Any, keys: list[str], folds: int | None, seed: int) -> p
     return result
 
 
-def _count_url(src: Source, keys: list[str], folds: int | None, seed: int) -> pd.DataFrame:
+def _count_url(
+    src: Source, keys: list[str], folds: int | None, seed: int, bins: Bins
+) -> pd.DataFrame:
     con, dialect = connect_url(str(src.obj))
     cols = ", ".join(quote(k) for k in keys)
     table = ".".join(quote(part) for part in str(src.table).split("."))
+    # the binned columns' codes, computed in the database as the rows are read
+    exprs = ", ".join(
+        f"{bin_sql(quote(k), bins[k])} AS {quote(k)}" if k in bins else quote(k) for k in keys
+    )
     if folds is None:
-        query = f"SELECT {cols}, COUNT(*) AS count FROM {table} GROUP BY {cols}"
+        query = (
+            f"SELECT {cols}, COUNT(*) AS count FROM (SELECT {exprs} FROM {table}) b GROUP BY {cols}"
+        )
     else:  # one group per key, a count per fold (a fifth of the groups of fold-as-key)
         r, f = quote(f"{_WIDE}row"), quote(f"{_WIDE}fold")  # names no key can have
         fold = fold_sql(r, folds, seed)
@@ -243,7 +252,7 @@ def _count_url(src: Source, keys: list[str], folds: int | None, seed: int) -> pd
         )
         query = (
             f"SELECT {cols}, {per_fold}, COUNT(*) AS count FROM (SELECT {cols}, {fold} AS {f} FROM "
-            f"(SELECT {cols}, {sql_row_number(dialect)} AS {r} FROM {table}) t) u "
+            f"(SELECT {exprs}, {sql_row_number(dialect)} AS {r} FROM {table}) t) u "
             f"GROUP BY {cols}"
         )
     try:
@@ -262,6 +271,7 @@ def count_table(
     folds: int | None = None,
     seed: int = 0,
     table: str | None = None,
+    bins: Bins | None = None,
 ) -> pd.DataFrame:
     r"""Count records per (observed tuple, sensitive value[, fold]) with one group-by.
 
@@ -286,6 +296,10 @@ def count_table(
         Add a "fold" column with ``folds`` held-out folds.
     table
         Table name (``schema.table`` allowed) for a database URL.
+    bins
+        Numeric key columns binned in the engine (column -> increasing cut points, the bins of
+        :func:`privwatch.preprocessing.bin_columns`): counted by bin, returned as the bins'
+        labels (``<25``, ``[25, 45)``, ``>=45``; :mod:`privwatch.engines._bins`).
 
     Returns
     -------
@@ -307,9 +321,10 @@ def count_table(
     ([['a', 0, 1], ['a', 1, 1], ['b', 1, 1], [None, 0, 1]], {'x': 1, 's': 0})
     """
     keys = _check_columns(sensitive, observed)
+    cuts = check_bins(bins, keys)
     src = resolve(source, engine, table)
     if src.kind == "url" and src.engine == "sql":
-        raw = _count_url(src, keys, folds, seed)
+        raw = _count_url(src, keys, folds, seed, cuts)
     else:
         if src.kind == "url":  # duckdb:///file.db
             con = duckdb_connect(str(src.obj).removeprefix("duckdb:///"), read_only=True)
@@ -323,11 +338,12 @@ def count_table(
             raise ValidationError(
                 f"`source` has no column(s) {missing}; it has {list(frame.columns)}."
             )
-        raw = _count_frame(frame, keys, folds, seed)
+        raw = _count_frame(bin_frame(frame, cuts), keys, folds, seed)
     out = canonical(raw, keys)
     holes = {k: int(out.loc[out[k].isna(), "count"].sum()) for k in keys}
     if folds is not None and f"{_WIDE}0" in out:  # a wide count: a column per fold
         out = _expand_folds(out, keys, folds)
+    out = codes_to_labels(out, cuts) if cuts else out
     out.attrs["engine"] = src.engine
     out.attrs["reason"] = src.reason
     out.attrs["missing"] = holes

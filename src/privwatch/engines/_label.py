@@ -14,12 +14,15 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ValidationError
+from ._bins import Bins, bin_frame, bin_sql, check_bins, labels_to_codes
 from ._count import _files_frame, _native_frame, duckdb_files_sql
 from ._sources import ROW, Source, check_row_free, duckdb_connect, require, resolve
 from ._sql import connect_url, quote, sql_row_number
 
 __all__ = ["label_records", "label_spark_frame"]
 
+#: Prefix of a binned key's code column in a database join (beside the record's own column).
+_BIN = "privwatch_bin_"
 #: Output name -> source column (:data:`ROW` or a column of the mapping), or None for all.
 Columns = Mapping[str, str] | None
 
@@ -63,14 +66,23 @@ def _in_row_order(frame: pd.DataFrame, columns: Columns = None) -> pd.DataFrame:
 
 
 def _label_duckdb(
-    src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any, columns: Columns
+    src: Source,
+    mapping: pd.DataFrame,
+    on: list[str],
+    out: Any,
+    keep: Any,
+    columns: Columns,
+    bins: Bins,
 ) -> Any:
     con = duckdb_connect()
     if src.kind == "files":  # read, join and write on one connection: no hand-off
         check_row_free(con.sql(duckdb_files_sql(list(src.files), False)).columns)
         source = f"({duckdb_files_sql(list(src.files), True)})"
+        if bins:  # each binned column replaced by its bin's code as it is read
+            swap = ", ".join(f"{bin_sql(quote(c), e)} AS {quote(c)}" for c, e in bins.items())
+            source = f"(SELECT * REPLACE ({swap}) FROM {source})"
     else:  # a relation of the caller's connection: streamed over as Arrow batches
-        rel = _native_frame(src, True).to_native()
+        rel = bin_frame(_native_frame(src, True), bins).to_native()
         reader = getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader  # duckdb < 1.4
         con.register("src", reader())
         source = "src"
@@ -88,11 +100,17 @@ def _label_duckdb(
 
 
 def _label_polars(
-    src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any, columns: Columns
+    src: Source,
+    mapping: pd.DataFrame,
+    on: list[str],
+    out: Any,
+    keep: Any,
+    columns: Columns,
+    bins: Bins,
 ) -> Any:
     pl = require("polars")
     frame = _files_frame(src, True) if src.kind == "files" else _native_frame(src, True)
-    lazy = frame.to_native()
+    lazy = bin_frame(frame, bins).to_native()
     lazy = lazy.lazy() if isinstance(lazy, pl.DataFrame) else lazy
     cols = [c for c in lazy.collect_schema().names() if c != ROW] if keep is None else list(keep)
     cols.append(ROW)
@@ -111,10 +129,16 @@ def _label_polars(
 
 
 def _label_pandas(
-    src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any, columns: Columns
+    src: Source,
+    mapping: pd.DataFrame,
+    on: list[str],
+    out: Any,
+    keep: Any,
+    columns: Columns,
+    bins: Bins,
 ) -> Any:
     frame = _files_frame(src, True) if src.kind == "files" else _native_frame(src, True)
-    df = frame.to_native()
+    df = bin_frame(frame, bins).to_native()
     cols = [c for c in df.columns if c != ROW] if keep is None else list(keep)
     cols.append(ROW)
     m = mapping.copy()
@@ -150,10 +174,16 @@ def label_spark_frame(sdf: Any, mapping: pd.DataFrame, on: Sequence[str]) -> Any
 
 
 def _label_spark(
-    src: Source, mapping: pd.DataFrame, on: list[str], out: Any, keep: Any, columns: Columns
+    src: Source,
+    mapping: pd.DataFrame,
+    on: list[str],
+    out: Any,
+    keep: Any,
+    columns: Columns,
+    bins: Bins,
 ) -> Any:
     frame = _files_frame(src, True) if src.kind == "files" else _native_frame(src, True)
-    joined = _spark_join(frame.to_native(), mapping, on, keep, columns)
+    joined = _spark_join(bin_frame(frame, bins).to_native(), mapping, on, keep, columns)
     if out is None:
         return _in_row_order(joined.toPandas(), columns)
     writer = joined.write.mode("overwrite")
@@ -169,6 +199,7 @@ def _label_sql(
     keep: Any,
     columns: Columns,
     write_table: Any,
+    bins: Bins,
 ) -> Any:
     con, dialect = connect_url(str(src.obj))
     try:
@@ -178,15 +209,19 @@ def _label_sql(
         extra = [c for c in mapping.columns if c not in on]
         # plain equality (hash-joinable) where the mapping has no missing key: a NULL record
         # value then matches nothing either way; the null-safe form only where it is needed
+        # a binned key is joined on its bin's code, a column of its own beside the record's
+        key = {k: f"{_BIN}{k}" if k in bins else k for k in on}
+        coded = "".join(f", {bin_sql(quote(k), e)} AS {quote(key[k])}" for k, e in bins.items())
         cond = " AND ".join(
-            f"t.{quote(k)} = m.{quote(k)}"
+            f"t.{quote(key[k])} = m.{quote(k)}"
             if mapping[k].notna().all()
-            else f"(t.{quote(k)} = m.{quote(k)} OR (t.{quote(k)} IS NULL AND m.{quote(k)} IS NULL))"
+            else f"(t.{quote(key[k])} = m.{quote(k)} OR (t.{quote(key[k])} IS NULL AND "
+            f"m.{quote(k)} IS NULL))"
             for k in on
         )
         query = (
             f"SELECT {_select(keep, extra, columns)} FROM (SELECT *, "
-            f"{sql_row_number(dialect)} AS {quote(ROW)} FROM {table}) t "
+            f"{sql_row_number(dialect)} AS {quote(ROW)}{coded} FROM {table}) t "
             f"LEFT JOIN {quote(tmp)} m ON {cond}"
         )
         if write_table is not None:
@@ -223,6 +258,7 @@ def label_records(
     table: str | None = None,
     write_table: str | None = None,
     columns: Mapping[str, str] | None = None,
+    bins: Bins | None = None,
 ) -> pd.DataFrame | None:
     """Join every record with its row of ``mapping`` (one row per distinct ``on`` tuple).
 
@@ -242,6 +278,11 @@ def label_records(
     and renames the output columns instead, e.g. ``{"record": "privwatch_row", "x":
     "release_x"}``: a file of the record key and released values, no column of the source.
     A source must not have a column named ``privwatch_row`` itself.
+
+    ``bins`` (column -> increasing cut points; needs ``columns``): those key columns are
+    binned in the engine (:func:`privwatch.preprocessing.bin_columns`' bins) and joined on
+    their bin; ``mapping`` holds the bins' labels there (``<25``, ``[25, 45)``, ``>=45``), as
+    :func:`count_table` with the same ``bins`` returns them.
 
     Examples
     --------
@@ -269,9 +310,13 @@ def label_records(
         raise ValidationError(
             "`mapping` must have one row per distinct `on` tuple; found duplicates."
         )
+    cuts = check_bins(bins, on)
+    if cuts and columns is None:
+        raise ValidationError("`bins` needs `columns` (the binned key columns are replaced).")
+    mapping = labels_to_codes(mapping, cuts) if cuts else mapping
     src = resolve(source, engine, table)
     if src.kind == "url" and src.engine == "sql":
-        return _label_sql(src, mapping, on, out, keep_columns, columns, write_table)  # type: ignore[no-any-return]
+        return _label_sql(src, mapping, on, out, keep_columns, columns, write_table, cuts)  # type: ignore[no-any-return]
     if write_table is not None:
         raise ValidationError("`write_table` needs a database URL `source`; use `out` for files.")
     if src.kind == "url":
@@ -283,4 +328,4 @@ def label_records(
         "pandas": _label_pandas,
         "spark": _label_spark,
     }[src.engine]
-    return run(src, mapping, on, out, keep_columns, columns)  # type: ignore[no-any-return]
+    return run(src, mapping, on, out, keep_columns, columns, cuts)  # type: ignore[no-any-return]

@@ -107,12 +107,20 @@ def _steps(result: Audit) -> list[str]:
             "release of the same records that is met at this epsilon (or says why none is); "
             "or re-release with coarser generalisation in the tool that made it and check again."
         ]
-    if found.satisfied and result.route != "memory":  # no mechanism to save off memory
+    if found.satisfied and result.route == "stream":  # no mechanism to save when streamed
         return [
             f"Publish {RELEASE_FILE}: it holds the record key and the released observed "
             f"columns only; keep {SCORES_FILE} (each record's risk, flag and advice) to "
-            f"yourself. Saving the generalisation for new records needs the records in memory "
+            f"yourself. Saving the generalisation for new records needs counted records "
             f"(`save_mechanism` is refused on the {result.route} route)."
+        ]
+    if found.satisfied and result.route == "engine":  # saved from the mapping, applied there
+        return [
+            f"Publish {RELEASE_FILE}: it holds the record key and the released observed "
+            f"columns only; keep {SCORES_FILE} (each record's risk, flag and advice) to "
+            "yourself. Release next month's records through the same generalisation (privwatch "
+            "apply releases a glob, a large file or a database table in the engine): "
+            + SAVE_STEP.get(_caller(result).language, SAVE_STEP["python"])
         ]
     if found.satisfied:
         return [

@@ -16,11 +16,12 @@ from typing import Any
 import numpy as np
 
 from ..._files import check_writable, file_sha256, staged_files
-from ...engines import read_table
+from ...engines import choose_engine, read_table
 from ...exceptions import TamperedFileError, ValidationError
 from ...watchdog import LEARNED_KIND, LearnedWatchdogMechanism
 from ..randomized import RANDOMIZED_KIND, RandomizedMechanism
 from ._applied_release import AppliedRelease
+from ._apply_engine import ENGINE_APPLY_FILES, apply_in_engine
 from ._mechanism import Generalisation
 
 __all__ = ["APPLY_FILES", "AppliedBatch", "apply_saved_mechanism"]
@@ -35,8 +36,9 @@ class AppliedBatch:
 
     Attributes
     ----------
-    applied : AppliedRelease
-        The released records, which of them were unseen at fit time, their input rows.
+    applied : AppliedRelease or None
+        The released records, which of them were unseen at fit time, their input rows (None
+        when applied in an engine: the records stayed there, written to ``release.parquet``).
     summary : dict
         The content of ``apply.json``: the mechanism's and the input's names and SHA-256,
         ``n_records``, ``n_unseen``, the rule for unseen values, the fitted ``status`` and
@@ -44,10 +46,11 @@ class AppliedBatch:
     out : Path
         The folder everything was written to.
     files : list of Path
-        Every file written (:data:`APPLY_FILES`).
+        Every file written (:data:`APPLY_FILES`, or ``release.parquet`` and ``apply.json``
+        when applied in an engine).
     """
 
-    applied: AppliedRelease
+    applied: AppliedRelease | None
     summary: dict[str, Any]
     out: Path
     files: list[Path]
@@ -62,6 +65,8 @@ def apply_saved_mechanism(
     sep: str | None = None,
     encoding: str = "utf-8",
     seed: int | None = None,
+    engine: str = "auto",
+    table: str | None = None,
 ) -> AppliedBatch:
     """Release the records of the file ``data`` through the saved mechanism, into ``out``.
 
@@ -78,6 +83,14 @@ def apply_saved_mechanism(
     - ``apply.json``: :attr:`AppliedBatch.summary`.
 
     Both are written to a staging folder inside ``out`` first and moved in only when both exist.
+
+    **In an engine** (a generalisation only): when ``engine`` is "polars", "duckdb", "spark" or
+    "sql", or "auto" picks one of them for ``data`` (a glob, a database URL with ``table``, a
+    file above the engines' size threshold; :func:`privwatch.engines.choose_engine`), the
+    records stay in the engine (:func:`._apply_engine.apply_in_engine`: the distinct tuples
+    counted there, looked up here, the records joined and written there) and ``release.csv`` is
+    ``release.parquet`` instead (``record``, the released columns, ``unseen``), as the audit's
+    engine route writes it.
 
     Parameters
     ----------
@@ -138,11 +151,47 @@ def apply_saved_mechanism(
         mech = Generalisation.load(mechanism)
     except TamperedFileError as exc:  # the file reader names its `path`: here the mechanism
         raise TamperedFileError(str(exc).replace("`path`", "`mechanism`", 1)) from None
+    if _in_engine(str(data), engine, table):
+        return _apply_engine(Path(mechanism), str(data), target, mech, engine, table)
     frame = read_table(data, sep=sep, encoding=encoding)
     applied = mech.apply(frame)
     summary = _summary(Path(mechanism), Path(data), mech, applied)
     _write_batch(target, applied, summary)
     return AppliedBatch(applied, summary, target, [target / name for name in APPLY_FILES])
+
+
+def _in_engine(data: str, engine: str, table: str | None) -> bool:
+    """Whether ``data`` is released in an engine (see :func:`apply_saved_mechanism`)."""
+    if engine == "pandas":
+        return False
+    if engine != "auto" or "://" in data or any(c in data for c in "*?["):
+        return True
+    return Path(data).is_file() and choose_engine(data, engine, table)[0] != "pandas"
+
+
+def _apply_engine(
+    mechanism: Path, data: str, target: Path, mech: Generalisation, engine: str, table: str | None
+) -> AppliedBatch:
+    """The generalisation applied in the engine, ``release.parquet`` and ``apply.json``
+    written into ``target`` (both or neither)."""
+    with staged_files(target, ENGINE_APPLY_FILES) as staging:
+        counts = apply_in_engine(
+            mech, data, staging / ENGINE_APPLY_FILES[0], engine=engine, table=table
+        )
+        single = "://" not in data and Path(data).is_file()
+        summary = {
+            "mechanism": mechanism.name,
+            "mechanism_sha256": file_sha256(mechanism),
+            "input_name": Path(data).name if single else data.split("@")[-1],
+            "input_sha256": file_sha256(data) if single else None,
+            **counts,
+            "unseen_rule": mech.unseen_rule,
+            "fitted_status": mech.status,
+            "epsilon": mech.epsilon,
+            "engine": choose_engine(data, engine, table)[0],
+        }
+        (staging / ENGINE_APPLY_FILES[1]).write_text(json.dumps(summary, indent=2), "utf-8")
+    return AppliedBatch(None, summary, target, [target / name for name in ENGINE_APPLY_FILES])
 
 
 def saved_kind(path: str | os.PathLike[str]) -> str | None:

@@ -243,11 +243,17 @@ class Generalisation(FiniteMechanism):
         missing = frame.isna().any(axis=1).to_numpy()
         if self.bins:
             frame = bin_columns(frame.fillna({c: np.nan for c in self.bins}), self.bins)
-        # a record with a missing value is unseen (``missing``); its key is never used, and the
-        # text of the other records does not depend on it
-        frame = frame.astype(object)
-        pos = self._index.get_indexer(pd.Index(_keys(frame, obs)))
-        return np.where((pos < 0) | missing, self.unseen_code, pos).astype(np.int64)
+        return self.encode_binned(frame, missing)
+
+    def encode_binned(self, frame: pd.DataFrame, missing: Any = None) -> NDArray[np.int64]:
+        """:meth:`encode` of rows whose numeric columns are binned already (their bins' labels,
+        as an engine's distinct tuples hold them); a row with a missing value (or flagged in
+        ``missing``) is unseen: its key is never used, and the others' text does not depend
+        on it."""
+        frame = frame[list(self.observed)].reset_index(drop=True).astype(object)
+        gap = frame.isna().any(axis=1).to_numpy() if missing is None else np.asarray(missing)
+        pos = self._index.get_indexer(pd.Index(_keys(frame, self.observed)))
+        return np.where((pos < 0) | gap, self.unseen_code, pos).astype(np.int64)
 
     def decode(self, released: ArrayLike) -> pd.DataFrame:
         """The released tuples of output codes, one column per observed column."""

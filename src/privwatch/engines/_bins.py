@@ -1,0 +1,229 @@
+r"""Numeric columns binned in the engine, and the value counts their cut points come from.
+
+A column binned with increasing cut points :math:`e_1 < \dots < e_k` is replaced, in the
+engine, by its bin's code
+
+.. math:: b(v) = |\{j : e_j \le v\}| \in \{0, \dots, k\}, \qquad b(\mathrm{missing}) =
+   \mathrm{missing},
+
+the bins :math:`(-\infty, e_1), [e_1, e_2), \dots, [e_k, \infty)` of
+:func:`privwatch.preprocessing.bin_columns` (``searchsorted(edges, v, side="right")``), as a
+narwhals expression (pandas, Polars, DuckDB, Spark) or a SQL ``CASE`` (DuckDB files, databases).
+Only the small count table (or mapping) goes between codes and the labels of
+:func:`~privwatch.preprocessing.interval_labels`; no record passes through Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import narwhals as nw
+import numpy as np
+import pandas as pd
+
+from ..exceptions import ValidationError
+from ..preprocessing import interval_labels
+from ._sources import Source, duckdb_connect, resolve
+from ._sql import connect_url, quote
+
+__all__ = [
+    "Bins",
+    "bin_frame",
+    "bin_sql",
+    "codes_to_labels",
+    "labels_to_codes",
+    "numeric_columns",
+    "tuple_counts",
+    "value_counts",
+]
+
+#: Column -> increasing finite cut points.
+Bins = Mapping[str, Sequence[float]]
+
+
+def check_bins(bins: Bins | None, keys: Sequence[str]) -> dict[str, list[float]]:
+    """``bins`` of key columns as lists of floats (strictly increasing, finite)."""
+    out: dict[str, list[float]] = {}
+    for col, edges in (bins or {}).items():
+        if col not in keys:
+            raise ValidationError(f"`bins` names {col!r}, which is not a key column {list(keys)}.")
+        if isinstance(edges, (int, np.integer)):
+            raise ValidationError(
+                f"`bins[{col!r}]` must be cut points in an engine (quantiles resolved first); "
+                f"got {edges!r}."
+            )
+        interval_labels(edges)  # checks: finite, strictly increasing, non-empty
+        out[col] = [float(e) for e in edges]
+    return out
+
+
+def bin_sql(column: str, edges: Sequence[float]) -> str:
+    """The bin code of the SQL column expression ``column`` (NULL stays NULL)."""
+    whens = " ".join(f"WHEN {column} < {float(e)!r} THEN {j}" for j, e in enumerate(edges))
+    return f"CASE WHEN {column} IS NULL THEN NULL {whens} ELSE {len(edges)} END"
+
+
+def _bin_expr(col: str, edges: Sequence[float]) -> Any:
+    code = nw.sum_horizontal(*((nw.col(col) >= float(e)).cast(nw.Int64) for e in edges))
+    return nw.when(~nw.col(col).is_null()).then(code).alias(col)
+
+
+def bin_frame(frame: Any, bins: Bins) -> Any:
+    """A narwhals frame with each binned column replaced by its bin code."""
+    if not bins:
+        return frame
+    return frame.with_columns(*(_bin_expr(c, e) for c, e in bins.items()))
+
+
+def codes_to_labels(table: pd.DataFrame, bins: Bins) -> pd.DataFrame:
+    """A small table (count table, distinct tuples) with each binned column's codes replaced
+    by its interval labels (object column, None where missing)."""
+    out = table.copy()
+    for col, edges in bins.items():
+        labels = np.array(interval_labels(edges), dtype=object)
+        values = pd.to_numeric(out[col], errors="coerce")
+        present = values.notna().to_numpy()
+        text = np.full(len(out), None, dtype=object)
+        text[present] = labels[values.to_numpy()[present].astype(np.int64)]
+        out[col] = text
+    return out
+
+
+def labels_to_codes(mapping: pd.DataFrame, bins: Bins) -> pd.DataFrame:
+    """A mapping keyed by interval labels re-keyed by bin codes (for the join in the engine);
+    a label that is not a bin of the cut points is refused."""
+    out = mapping.copy()
+    for col, edges in bins.items():
+        code_of = {label: j for j, label in enumerate(interval_labels(edges))}
+        present = out[col].notna()
+        unknown = sorted({str(v) for v in out.loc[present, col] if v not in code_of})
+        if unknown:
+            raise ValidationError(
+                f"the mapping's {col!r} holds {unknown[:3]}, which are not bins of {list(edges)}."
+            )
+        codes = out[col].map(code_of).where(present)
+        out[col] = pd.Series(codes, index=out.index).astype("Int64")
+    return out
+
+
+def _frame(source: Any, engine: str, table: str | None) -> tuple[Source, Any]:
+    """The resolved source and, for every engine but a SQL database, its narwhals frame."""
+    from ._count import _files_frame, _native_frame
+
+    src = resolve(source, engine, table)
+    if src.kind == "url" and src.engine == "sql":
+        return src, None
+    if src.kind == "url":  # duckdb:///file.db
+        con = duckdb_connect(str(src.obj).removeprefix("duckdb:///"), read_only=True)
+        src = Source("frame", "duckdb", con.table(str(src.table)), reason=src.reason)
+    return src, _files_frame(src, False) if src.kind == "files" else _native_frame(src, False)
+
+
+def _collect(frame: Any) -> pd.DataFrame:
+    if isinstance(frame, nw.LazyFrame):
+        frame = frame.collect(backend="pandas")
+    result: pd.DataFrame = frame.to_pandas()
+    return result
+
+
+def numeric_columns(
+    source: Any, columns: Sequence[str], *, engine: str = "auto", table: str | None = None
+) -> list[str]:
+    """Which of ``columns`` hold numbers (not booleans) in the source's schema (a database
+    table: by the types of its first 1,000 rows)."""
+    src, frame = _frame(source, engine, table)
+    if frame is None:
+        con, _ = connect_url(str(src.obj))
+        name = ".".join(quote(p) for p in str(src.table).split("."))
+        cols = ", ".join(quote(c) for c in columns)
+        try:
+            head = con.query(f"SELECT {cols} FROM {name} LIMIT 1000")
+        finally:
+            con.close()
+        return [
+            c
+            for c in columns
+            if pd.api.types.is_numeric_dtype(pd.to_numeric(head[c], errors="coerce"))
+            and head[c].notna().any()
+            and bool(
+                head[c]
+                .dropna()
+                .map(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))
+                .all()
+            )
+        ]
+    schema = frame.collect_schema() if hasattr(frame, "collect_schema") else frame.schema
+    return [c for c in columns if c in schema and schema[c].is_numeric()]
+
+
+def value_counts(
+    source: Any,
+    column: str,
+    *,
+    complete: Sequence[str] = (),
+    engine: str = "auto",
+    table: str | None = None,
+) -> pd.DataFrame:
+    r"""The distinct values of a numeric ``column`` and their counts, over the records with no
+    missing value in ``complete`` (nor in ``column``): one group-by in the engine.
+
+    .. math:: n(v) = |\{i : X_i = v,\ X_i \text{ and every } C_i \text{ present}\}|
+
+    Returns a frame ``value`` (float64, increasing), ``count`` (int64): what the quantile
+    cut points of the column are computed from, as on the records themselves.
+    """
+    keys = list(dict.fromkeys([column, *complete]))
+    src, frame = _frame(source, engine, table)
+    if frame is None:
+        con, _ = connect_url(str(src.obj))
+        name = ".".join(quote(p) for p in str(src.table).split("."))
+        where = " AND ".join(f"{quote(k)} IS NOT NULL" for k in keys)
+        c = quote(column)
+        try:
+            raw = con.query(
+                f"SELECT {c} AS value, COUNT(*) AS count FROM {name} WHERE {where} GROUP BY {c}"
+            )
+        finally:
+            con.close()
+    else:
+        missing = [k for k in keys if k not in frame.columns]
+        if missing:
+            raise ValidationError(f"`source` has no column(s) {missing}.")
+        kept = frame.filter(*(~nw.col(k).is_null() for k in keys))
+        raw = _collect(kept.group_by(column).agg(nw.len().alias("count")).rename({column: "value"}))
+    values = pd.to_numeric(raw["value"], errors="coerce").to_numpy(dtype=np.float64)
+    counts = raw["count"].to_numpy(dtype=np.int64)
+    keep = ~np.isnan(values)
+    order = np.argsort(values[keep], kind="stable")
+    return pd.DataFrame({"value": values[keep][order], "count": counts[keep][order]})
+
+
+def tuple_counts(
+    source: Any,
+    columns: Sequence[str],
+    *,
+    bins: Bins | None = None,
+    engine: str = "auto",
+    table: str | None = None,
+) -> pd.DataFrame:
+    r"""The distinct tuples of ``columns`` (binned columns by their bins' labels, a missing
+    value its own group) and their counts, :math:`n(x) = |\{i : X_i = x\}|`: one group-by in
+    the engine, as :func:`~privwatch.engines.count_table` counts without a sensitive column.
+    Key values are Python scalars (object columns), sorted; the column ``count`` (int64)."""
+    from ._count import _count_frame, _count_url, canonical
+
+    keys = list(columns)
+    if not keys or len(set(keys)) != len(keys) or "count" in keys:
+        raise ValidationError(f"`columns` must be distinct names other than 'count'; got {keys}.")
+    cuts = check_bins(bins, keys)
+    src, frame = _frame(source, engine, table)
+    if frame is None:
+        raw = _count_url(src, keys, None, 0, cuts)
+    else:
+        missing = [k for k in keys if k not in frame.columns]
+        if missing:
+            raise ValidationError(f"`source` has no column(s) {missing}.")
+        raw = _count_frame(bin_frame(frame, cuts), keys, None, 0)
+    out = canonical(raw, keys)
+    return codes_to_labels(out, cuts) if cuts else out
