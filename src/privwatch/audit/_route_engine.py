@@ -27,6 +27,7 @@ from ..exceptions import ValidationError
 from ..measures import log_lift
 from ..watchdog import tradeoff
 from ._engine_bins import resolve_engine_bins
+from ._engine_scores import lift_columns, value_labels
 from ._method import Decision, Measured, ReleaseMethod, check_route
 from ._registry import method_for
 from ._reidentification import read_population, reid_section
@@ -256,13 +257,14 @@ class EngineRoute(Route):
                 )
             written = []
             files = {"release": RELEASE_FILE, "scores": SCORES_FILE}
+            mapping = _with_lifts(c, d.decision.mapping)
             for (what, name), columns in zip(
-                files.items(), record_columns(d.decision.mapping, c.observed), strict=True
+                files.items(), record_columns(mapping, c.observed), strict=True
             ):
                 table = f"{spec.write_table}_{what}" if to_db else None
                 target = None if to_db else Path(str(out)) / name
                 engines.label_records(
-                    source, d.decision.mapping, c.observed, out=target, engine=c.engine,
+                    source, mapping, c.observed, out=target, engine=c.engine,
                     table=spec.table, write_table=table, columns=columns,
                     bins=c.bins,
                 )  # fmt: skip
@@ -299,6 +301,21 @@ class EngineRoute(Route):
             found=dec.found, written=written, details={"missing": missing},
             release_method=d.method,
         )  # fmt: skip
+
+
+def _with_lifts(c: _Counted, mapping: pd.DataFrame) -> pd.DataFrame:
+    """The decision's mapping with each tuple's ``log_lift[<value>]`` (``_engine_scores.py``)
+    between the released columns and the other scores, so that the scores file has the
+    in-memory route's columns in its order."""
+    s_code = _codes(c.counts, c.sensitive)
+    both = pd.concat([c.counts[c.observed], mapping[c.observed]], ignore_index=True)
+    x_code = _codes(both, c.observed)  # numbered by first appearance: the table's own first
+    n = len(c.counts)
+    joint = _joint(c.counts, s_code, x_code[:n])
+    lifts = lift_columns(joint, value_labels(c.counts, c.sensitive, s_code), x_code[n:])
+    keys = [*c.observed, *(f"release_{o}" for o in c.observed)]
+    extra = pd.DataFrame({f"release_{k}": v for k, v in lifts.items()}, index=mapping.index)
+    return pd.concat([mapping[keys], extra, mapping.drop(columns=keys)], axis=1)
 
 
 def _reidentification(spec: AuditSpec, c: _Counted, released: pd.DataFrame) -> dict[str, Any]:
