@@ -62,14 +62,15 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> tuple[pd.DataFrame, Path, 
     assert doc["engine"] == "pandas" and "threshold -> pandas" in doc["engine_reason"]
     release = pd.read_csv(d / "mem" / "release.csv", dtype=str)
     scores = pd.read_csv(d / "mem" / "scores.csv")
+    assert list(scores.columns) == SCORES  # the engine route's, below
     reference = release[OBS].assign(flagged=scores["flagged"].to_numpy())
     return df, d, reference
 
 
-#: The columns of the engine route's scores (scores.csv's of the in-memory search, less the
-#: per-value log-lifts, which need the records' estimator).
-SCORES = ["record", "risk", "flagged", "suppressed", "released_cell_log_lift", "advice_column",
-          "advice_risk"]  # fmt: skip
+#: The columns of the engine route's scores: scores.csv's of the in-memory search (with
+#: --no-checks), the per-value log-lifts of the count table included (issue #42).
+SCORES = ["record", "log_lift[0]", "log_lift[1]", "log_lift[2]", "risk", "flagged",
+          "suppressed", "released_cell_log_lift", "advice_column", "advice_risk"]  # fmt: skip
 
 
 def _records_files(release: pd.DataFrame, scores: pd.DataFrame, n: int) -> pd.DataFrame:
@@ -182,7 +183,7 @@ def test_credentials_are_never_echoed(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--engine", "duckdb", "--bins", "b=2"], "--bins needs the records in memory"),
+        (["--engine", "duckdb", "--delta", "0.1"], "--delta needs the records in memory"),
         (["--engine", "oracle"], "--engine must be one of"),
         (["--engine", "duckdb", "--missing", "category"], "--missing must be 'error' or 'drop'"),
     ],

@@ -8,7 +8,8 @@
 - ``_applied_release.py``: :class:`AppliedRelease`, what applying it to new records returns;
 - ``_apply_batch.py``: :func:`apply_saved_mechanism`, a saved mechanism applied to a file of
   new records, written into a folder (``release.csv``, ``apply.json``; what ``privwatch apply``
-  runs).
+  runs); ``_apply_engine.py``: :func:`apply_in_engine`, the same in an engine (DuckDB, Polars,
+  Spark, a database: the records joined and written there, ``release.parquet``).
 """
 
 from ._applied_release import AppliedRelease
