@@ -196,6 +196,7 @@ NOT_DRIVEN: dict[str, str] = {
     "engines.label_records": "tests/engines (data frames and engine sources)",
     "engines.label_spark_frame": "tests/engines (Spark frames)",
     "engines.numeric_columns": "tests/engines/test_engine_bins.py (engine sources: --bins)",
+    "engines.distinct_counts": "tests/engines/test_engine_bins.py (engine sources: auto bins)",
     "engines.value_counts": "tests/engines/test_engine_bins.py (engine sources: quantile bins)",
     "engines.tuple_counts": "tests/engines/test_engine_bins.py (engine sources: apply)",
     "gallery.config": "tests/test_gallery.py (experiment names)",

@@ -108,8 +108,16 @@ def resolve_engine_bins(
     hierarchies: dict[str, str | Path | Hierarchy] = dict(spec.hierarchies)
     if spec.max_levels is None or spec.estimator != "plugin":
         return bins, hierarchies
-    for col in obs:
-        if col in bins or col in spec.bins or col in hierarchies or col not in numeric:
+    candidates = [
+        c
+        for c in obs
+        if c not in spec.bins and c not in bins and c not in hierarchies and c in numeric
+    ]  # one pass for all: only a column with many values needs its value counts
+    many = engines.distinct_counts(
+        source, candidates, complete=complete, engine=engine, table=spec.table
+    )
+    for col in candidates:
+        if many[col] <= spec.max_levels:
             continue
         vc = counts(col)
         if len(vc) <= spec.max_levels or (not spec.force and _record_number(vc)):

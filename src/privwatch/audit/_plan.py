@@ -9,6 +9,7 @@ import pandas as pd
 
 from .. import engines
 from ..exceptions import ValidationError
+from ._registry import method_for
 from ._route import Bundled, Route
 from ._route_engine import EngineRoute
 from ._route_memory import MemoryRoute
@@ -61,6 +62,10 @@ def plan(spec: AuditSpec, source: Any) -> Route:
     single_file = path is not None and "://" not in path and Path(path).is_file()
     if engine == "pandas" and single_file and spec.write_table is None:
         return MemoryRoute(engine, reason)
+    memory = _needs_memory(spec)
+    if spec.engine == "auto" and single_file and memory and _small(str(path)):
+        # auto chose an engine for the rows alone; an option it cannot honour keeps pandas
+        return MemoryRoute("pandas", f"{reason}, but {memory} needs the records in memory")
     if spec.estimator in STREAM_ESTIMATORS:
         return StreamRoute("stream", _stream_reason(spec, source, reason))
     if spec.estimator != "plugin":
@@ -76,6 +81,28 @@ def plan(spec: AuditSpec, source: Any) -> Route:
                 f"the {engine} engine ({reason})."
             )
     return EngineRoute(engine, reason)
+
+
+def _needs_memory(spec: AuditSpec) -> str | None:
+    """The option (as ``name=value``) of ``spec`` that only the in-memory route honours, or
+    None."""
+    if spec.estimator != "plugin":
+        return f"`estimator`={spec.estimator!r}"
+    for name, unused in MEMORY_ONLY.items():
+        if getattr(spec, name) != unused:
+            return f"`{name}`"
+    try:
+        method = method_for(spec)
+    except ValidationError:  # the route that runs refuses it, with its reason
+        return None
+    if "engine" not in method.routes:
+        return f"`method`={method.name!r}"
+    return None
+
+
+def _small(path: str) -> bool:
+    """A file pandas reads in memory by size (auto chose an engine for its rows)."""
+    return Path(path).stat().st_size <= engines.AUTO_THRESHOLD_BYTES
 
 
 def _stream_reason(spec: AuditSpec, source: Any, reason: str) -> str:

@@ -35,7 +35,8 @@ class Opt:
         str,
         typer.Option(
             help="auto, pandas, polars, duckdb, spark or sql. auto: pandas for files up to "
-            f"{engines.AUTO_THRESHOLD_BYTES // 2**20} MiB, DuckDB above; the database for URLs."
+            f"{engines.AUTO_THRESHOLD_BYTES // 2**20} MiB and "
+            f"{engines.AUTO_THRESHOLD_ROWS:,} Parquet rows, DuckDB above; the database for URLs."
         ),
     ]
     table = Annotated[str | None, typer.Option(help="The table of a database URL.")]

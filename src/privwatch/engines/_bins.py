@@ -32,6 +32,7 @@ __all__ = [
     "bin_frame",
     "bin_sql",
     "codes_to_labels",
+    "distinct_counts",
     "labels_to_codes",
     "numeric_columns",
     "tuple_counts",
@@ -227,3 +228,33 @@ def tuple_counts(
         raw = _count_frame(bin_frame(frame, cuts), keys, None, 0)
     out = canonical(raw, keys)
     return codes_to_labels(out, cuts) if cuts else out
+
+
+def distinct_counts(
+    source: Any,
+    columns: Sequence[str],
+    *,
+    complete: Sequence[str] = (),
+    engine: str = "auto",
+    table: str | None = None,
+) -> dict[str, int]:
+    """An upper bound on each column's number of distinct present values, over the records
+    with no missing value in ``complete``: one pass in the engine for all columns (a missing
+    value may count as one more value; a database counts exactly)."""
+    cols = list(dict.fromkeys(columns))
+    if not cols:
+        return {}
+    src, frame = _frame(source, engine, table)
+    if frame is None:
+        con, _ = connect_url(str(src.obj))
+        name = ".".join(quote(p) for p in str(src.table).split("."))
+        where = " AND ".join(f"{quote(k)} IS NOT NULL" for k in complete) or "1 = 1"
+        sel = ", ".join(f"COUNT(DISTINCT {quote(c)}) AS {quote(c)}" for c in cols)
+        try:
+            raw = con.query(f"SELECT {sel} FROM {name} WHERE {where}")
+        finally:
+            con.close()
+    else:
+        kept = frame.filter(*(~nw.col(k).is_null() for k in complete)) if complete else frame
+        raw = _collect(kept.select(*(nw.col(c).n_unique() for c in cols)))
+    return {c: int(raw[c].iloc[0]) for c in cols}

@@ -290,8 +290,9 @@ def count_table(
     sensitive, observed
         Column names.
     engine
-        "auto" (the engine of a frame; for files pandas up to ``AUTO_THRESHOLD_BYTES``, DuckDB
-        above), "pandas", "polars", "duckdb", "spark" or "sql" (database URLs).
+        "auto" (the engine of a frame; for files pandas up to ``AUTO_THRESHOLD_BYTES`` and
+        ``AUTO_THRESHOLD_ROWS`` Parquet rows, DuckDB above), "pandas", "polars", "duckdb",
+        "spark" or "sql" (database URLs).
     folds, seed
         Add a "fold" column with ``folds`` held-out folds.
     table
