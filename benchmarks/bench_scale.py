@@ -190,7 +190,11 @@ def job_audit(a: argparse.Namespace) -> dict[str, Any]:
         seen["exit"] = exc.code
     total = time.perf_counter() - t0
     res = {"total_s": total, **timers, **seen}
-    if not a.no_records:
+    leak = out / "leakage.json"
+    if leak.is_file():  # which route and engine the audit took (--engine auto: and why)
+        doc = json.loads(leak.read_text())
+        res.update({k: doc.get(k) for k in ("route", "engine", "route_reason")})
+    if not a.no_records and (out / "release.parquet").exists():  # the in-memory route: CSV
         res["release_hash"] = release_hash(str(out))
     shutil.rmtree(out, ignore_errors=True)
     return res
@@ -276,7 +280,7 @@ def scale(a: argparse.Namespace, rows: int) -> dict[str, Any]:
     r["ratio_no_records_to_hand_count"] = r["audit_no_records"]["total_s"] / hand
     r["ratio_audit_to_hand_same"] = r["audit"]["total_s"] / r["hand_same"]["total_s"]
     r["held_out_share"] = r["audit"]["held_out_s"] / r["audit"]["total_s"]
-    r["same_release"] = r["audit"]["release_hash"] == r["hand_same"]["release_hash"]
+    r["same_release"] = r["audit"].get("release_hash") == r["hand_same"]["release_hash"]
     return r
 
 

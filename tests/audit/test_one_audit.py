@@ -244,7 +244,7 @@ def test_plan_picks_the_route_with_its_reason(tmp_path: Path) -> None:
     ("options", "name"),
     [
         ({"delta": 0.1}, "delta"),
-        ({"bins": {"x": 4}}, "bins"),
+        ({"weights": "x"}, "weights"),
         ({"estimator": "quadratic_logistic"}, "estimator"),
     ],
 )

@@ -5,13 +5,14 @@ honours keeps such a file in pandas."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from privwatch.audit import AuditSpec, plan
+from privwatch.audit import AuditSpec, plan, run
 from privwatch.engines import AUTO_THRESHOLD_ROWS, choose_engine
 from privwatch.exceptions import ValidationError
 
@@ -53,3 +54,12 @@ def test_memory_only_options_keep_pandas(
     if "delta" in options:
         with pytest.raises(ValidationError, match="needs the records in memory"):
             plan(spec.replace(engine="duckdb"), str(many_rows))
+
+
+def test_the_audit_says_why_it_counted_in_duckdb(many_rows: Path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = run(source=str(many_rows), sensitive="s", observed=["x"], epsilon=1.0, checks=False)
+    assert (res.route, res.engine) == ("engine", "duckdb")
+    assert "Parquet rows > 1,000,000 row threshold" in res.route_reason
+    assert res.summary["n_records"] == AUTO_THRESHOLD_ROWS + 1

@@ -157,11 +157,10 @@ def test_check_report_states_its_command(tmp_path: Path, monkeypatch: pytest.Mon
     assert _leakage(tmp_path / "second") == _leakage(tmp_path / "first")
 
 
-def test_an_engine_audit_does_not_advise_a_save_it_refuses(tmp_path: Path) -> None:
-    """The engine route cannot save a mechanism (the records are not in memory): a met audit's
-    next step says to publish release.parquet (the record key and released columns only) and
-    keep scores.parquet, and that saving needs the records in memory, instead of the in-memory
-    route's "save it with --save-mechanism" (which the command refuses there)."""
+def test_an_engine_audit_advises_the_save_it_makes(tmp_path: Path) -> None:
+    """The engine route saves its generalisation (issue #42): a met audit's next step says to
+    publish release.parquet (the record key and released columns only), keep scores.parquet,
+    and release new records through the saved generalisation, which it can save."""
     from privwatch.report import next_steps
 
     pytest.importorskip("duckdb")
@@ -174,7 +173,8 @@ def test_an_engine_audit_does_not_advise_a_save_it_refuses(tmp_path: Path) -> No
     assert result.route == "engine" and result.satisfied
     (step,) = next_steps(result)
     assert "Publish release.parquet" in step and "scores.parquet" in step, step
-    assert "save_mechanism" in step, step
+    assert 'generalisation().save("M.json")' in step, step  # the Python caller's words
     release = pd.read_parquet(tmp_path / "o" / "release.parquet")
     assert list(release.columns) == ["record", *observed]  # what the step says it holds
-    assert "then privwatch apply" not in step, step
+    saved = result.generalisation().save(tmp_path / "M.json")  # what the step says works
+    assert saved.is_file()

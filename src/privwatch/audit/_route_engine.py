@@ -291,7 +291,7 @@ class EngineRoute(Route):
         stamp = make_stamp(None, n, len(c.sensitive) + len(c.observed))
         stamp["input_name"] = public_source(source)
         return Audit(
-            route=self.name, engine=c.engine, route_reason=c.engine_reason,
+            route=self.name, engine=c.engine, route_reason=self.reason,
             settings=spec_settings(spec, sens, c.observed, dec.epsilon, engine=self.engine,
                                    table=spec.table, bins=spec.bins),
             summary=summary,
