@@ -15,6 +15,7 @@ Only the small count table (or mapping) goes between codes and the labels of
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -128,6 +129,20 @@ def _collect(frame: Any) -> pd.DataFrame:
     return result
 
 
+def _numbers(values: pd.Series) -> bool:
+    """Whether a column read from a database holds numbers (ints, floats, SQL decimals; not
+    booleans), at least one."""
+    present = values.dropna()
+    return len(present) > 0 and bool(
+        present.map(
+            lambda v: (
+                isinstance(v, (int, float, decimal.Decimal, np.number))
+                and not isinstance(v, (bool, np.bool_))
+            )
+        ).all()
+    )
+
+
 def numeric_columns(
     source: Any, columns: Sequence[str], *, engine: str = "auto", table: str | None = None
 ) -> list[str]:
@@ -142,18 +157,7 @@ def numeric_columns(
             head = con.query(f"SELECT {cols} FROM {name} LIMIT 1000")
         finally:
             con.close()
-        return [
-            c
-            for c in columns
-            if pd.api.types.is_numeric_dtype(pd.to_numeric(head[c], errors="coerce"))
-            and head[c].notna().any()
-            and bool(
-                head[c]
-                .dropna()
-                .map(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))
-                .all()
-            )
-        ]
+        return [c for c in columns if _numbers(head[c])]
     schema = frame.collect_schema() if hasattr(frame, "collect_schema") else frame.schema
     return [c for c in columns if c in schema and schema[c].is_numeric()]
 
