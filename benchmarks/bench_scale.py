@@ -7,6 +7,9 @@
     python benchmarks/bench_scale.py --rows 10000000 --engine polars
     python benchmarks/bench_scale.py --rows 10000000 --engine pandas --glob  # engine route
     python benchmarks/bench_scale.py --rows 10000000 --engine spark       # local[2]
+    # issue #42 item 5: what --engine auto picks for 5,000,000 Parquet rows (DuckDB; the route,
+    # engine and reason are in each audit job's result)
+    python benchmarks/bench_scale.py --rows 5000000 --engine auto
     # the learned route's memory: --estimator classifier at 10^6 and 10^7 rows (peak RSS)
     python benchmarks/bench_scale.py --rows 1000000 10000000 --classifier --glob
 
