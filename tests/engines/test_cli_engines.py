@@ -215,9 +215,21 @@ def test_engine_route_missing_values(tmp_path: Path) -> None:
     res = runner.invoke(app, [*base, "--out", str(tmp_path / "o2"), "--missing", "drop", "--json"])
     assert res.exit_code in (0, 3), res.output
     assert json.loads(res.stdout)["n_records"] == 600 - 12
-    release = pd.read_parquet(tmp_path / "o2" / "release.parquet")
-    assert list(release.columns) == ["record", "a", "b"]  # no column of the source but these
+    release = pd.read_parquet(tmp_path / "o2" / "release.parquet").sort_values("record")
+    # no column of the source but these, and the in-memory files' mark of a dropped record
+    assert list(release.columns) == ["record", "a", "b", "dropped_missing"]
     assert release["b"].isna().sum() == 12 and len(release) == 600
+    assert release["dropped_missing"].sum() == 12
+    scores = pd.read_parquet(tmp_path / "o2" / "scores.parquet").sort_values("record")
+    assert scores["dropped_missing"].tolist() == release["dropped_missing"].tolist()
+    # the same files as the in-memory audit of the same records
+    in_memory = [*base[:3], "pandas", *base[4:], "--out", str(tmp_path / "m"), "--missing", "drop"]
+    res = runner.invoke(app, in_memory)
+    assert res.exit_code in (0, 3), res.output
+    memory = pd.read_csv(tmp_path / "m" / "release.csv", dtype=str, keep_default_na=False)
+    engine = release.astype(object).where(release.notna(), "").astype(str)
+    assert engine.drop(columns="record").values.tolist() == memory.drop(
+        columns="record").values.tolist()  # fmt: skip
 
 
 def test_no_records_writes_the_verdict_and_no_record(

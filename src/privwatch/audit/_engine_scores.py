@@ -1,4 +1,5 @@
-r"""The engine route's per-value log-lift: the in-memory route's ``log_lift[<value>]`` scores.
+r"""The engine route's scores as the in-memory route writes them: ``log_lift[<value>]`` and
+``dropped_missing``.
 
 Every record of an observed tuple :math:`x` gets, for each sensitive value :math:`s`, the
 plug-in log-lift of the count table (Hsu et al.; Sadeghi et al., eq. 1)
@@ -8,6 +9,12 @@ plug-in log-lift of the count table (Hsu et al.; Sadeghi et al., eq. 1)
 :math:`-\infty` where no record of :math:`x` has :math:`s`. They are columns of the small
 per-tuple mapping the engine joins the records with, so the scores file gets them with no
 pass over the records in Python.
+
+With ``missing`` drop, both files get ``dropped_missing`` (true for a record the policy left
+out: a missing value in a sensitive, observed or useful column; its other values empty), as
+the in-memory route's do (``report/_write.py``): the mapping is then keyed by the observed
+columns and every other key column with a missing value, so that the engine's join marks
+them (:func:`with_dropped`).
 """
 
 from __future__ import annotations
@@ -20,7 +27,11 @@ import pandas as pd
 
 from ..measures import log_lift
 
-__all__ = ["lift_columns", "value_labels"]
+__all__ = ["DROPPED", "lift_columns", "value_labels", "with_dropped"]
+
+#: The column of both record files marking a record the missing-value policy dropped (the
+#: in-memory files' ``report.DROPPED_COLUMN``).
+DROPPED = "dropped_missing"
 
 
 def value_labels(counts: pd.DataFrame, sensitive: Sequence[str], s_code: np.ndarray) -> list[str]:
@@ -42,3 +53,25 @@ def lift_columns(
         ll = np.where(p > 0, log_lift(p), -np.inf)
     order = sorted(range(len(labels)), key=lambda k: labels[k])
     return {f"log_lift[{labels[k]}]": ll[k, tuple_code] for k in order}
+
+
+def with_dropped(
+    mapping: pd.DataFrame, counts: pd.DataFrame, dropped: pd.DataFrame, observed: Sequence[str]
+) -> tuple[pd.DataFrame, list[str]]:
+    """``(mapping, on)``: the mapping keyed by ``on`` (the observed columns, then the other key
+    columns with a missing value in ``dropped``), one row per distinct ``on`` tuple of the
+    records (``counts``, complete, and ``dropped``), with ``release_dropped_missing``; a
+    dropped tuple's other values are missing."""
+    obs = list(observed)
+    extra = [k for k in dropped.columns if k not in obs and dropped[k].isna().any()]
+    on = [*obs, *extra]
+    tuples = pd.concat([counts[on], dropped[on]], ignore_index=True).drop_duplicates()
+    gap = tuples.isna().any(axis=1).to_numpy()
+    kept = tuples[~gap].merge(mapping, on=obs, how="left", validate="many_to_one")
+    blank = tuples[gap].reset_index(drop=True)
+    for col in mapping.columns:
+        if col not in obs:
+            blank[col] = pd.Series([None] * len(blank), dtype=object)
+    out = pd.concat([kept, blank], ignore_index=True)
+    out[f"release_{DROPPED}"] = np.r_[np.zeros(len(kept), bool), np.ones(len(blank), bool)]
+    return out, on

@@ -27,7 +27,7 @@ from ..exceptions import ValidationError
 from ..measures import log_lift
 from ..watchdog import tradeoff
 from ._engine_bins import resolve_engine_bins
-from ._engine_scores import lift_columns, value_labels
+from ._engine_scores import DROPPED, lift_columns, value_labels, with_dropped
 from ._method import Decision, Measured, ReleaseMethod, check_route
 from ._registry import method_for
 from ._reidentification import read_population, reid_section
@@ -159,6 +159,8 @@ class _Counted:
     #: the spec with the bins and hierarchies resolved (cut points, automatic intervals)
     spec: AuditSpec
     bins: dict[str, list[float]]
+    #: the key columns of the count table's rows with a missing key (``missing`` drop)
+    dropped: pd.DataFrame
 
 
 @dataclass
@@ -201,13 +203,14 @@ class EngineRoute(Route):
             source, sens, keys, engine=self.engine, folds=spec.folds if spec.folds >= 2 else None,
             seed=spec.seed, table=spec.table, bins=bins,
         )  # fmt: skip
+        holes = counts[counts[[*sens, *keys]].isna().any(axis=1)][[*sens, *keys]]
         counts = _check_missing(counts, spec.missing, [*sens, *keys])
         if int(counts["count"].sum()) == 0:
             raise ValidationError(
                 "`source` must hold at least one record with no missing key value."
             )
         engine, reason = str(counts.attrs["engine"]), str(counts.attrs["reason"])
-        return _Counted(counts, engine, reason, sens, obs, spec, bins)
+        return _Counted(counts, engine, reason, sens, obs, spec, bins, holes)
 
     def decide(self, spec: AuditSpec, measured: _Counted, step: Step) -> _Decided:
         c = measured
@@ -257,14 +260,17 @@ class EngineRoute(Route):
                 )
             written = []
             files = {"release": RELEASE_FILE, "scores": SCORES_FILE}
-            mapping = _with_lifts(c, d.decision.mapping)
-            for (what, name), columns in zip(
-                files.items(), record_columns(mapping, c.observed), strict=True
-            ):
+            mapping, on = _with_lifts(c, d.decision.mapping), list(c.observed)
+            if spec.missing == "drop":  # the in-memory files' dropped_missing, in both
+                mapping, on = with_dropped(mapping, c.counts, c.dropped, c.observed)
+            release, scores = record_columns(mapping, c.observed)
+            if spec.missing == "drop":
+                release[DROPPED] = f"release_{DROPPED}"
+            for (what, name), columns in zip(files.items(), (release, scores), strict=True):
                 table = f"{spec.write_table}_{what}" if to_db else None
                 target = None if to_db else Path(str(out)) / name
                 engines.label_records(
-                    source, mapping, c.observed, out=target, engine=c.engine,
+                    source, mapping, on, out=target, engine=c.engine,
                     table=spec.table, write_table=table, columns=columns,
                     bins=c.bins,
                 )  # fmt: skip
