@@ -30,6 +30,12 @@ def record_folds(
 
     Records get the fold of their row position that every engine computes
     (:func:`privwatch.engines.fold_of`); a count table brings its own ``fold`` column.
+
+    A count table's counts are read as floats and may be fractional (weights, e.g. a known
+    pmf p(s, x) x N, as ``benchmarks/bench_oracle.py`` searches it): without folds and without
+    a credible margin the search uses them only through shares p(s | y), entropies, the
+    suppressed share and the minimum class size. The held-out model and the credible margins
+    read them as numbers of records, so a held-out check needs record counts.
     """
     if counts_column is None:
         if folds < 2:
