@@ -26,7 +26,14 @@ import numpy as np
 import pandas as pd
 
 from .._numbers import fmt, pct, pct_ci
-from ..estimators import Calibration, LearnedBreach, calibrate, learned_breach, margin_flags
+from ..estimators import (
+    Calibration,
+    LearnedBreach,
+    calibrate,
+    fold_deviations,
+    learned_breach,
+    margin_flags,
+)
 from ..exceptions import ValidationError
 from ..release import SUPPRESSED, explain_protection, per_value
 from ..release.heldout import DRAWS, REPLICATES, not_met_reasons
@@ -44,6 +51,11 @@ __all__ = [
     "learned_mechanism",
     "learned_rows",
 ]
+
+
+#: Replicates of the fold models' shared error per release tried (each recalibrates every kept
+#: record once): the estimate is their mean, so its Monte Carlo error is a tenth of a point.
+SHARED_REPLICATES = 200
 
 
 class _Request(NamedTuple):
@@ -103,17 +115,24 @@ def decide_learned(spec: AuditSpec, m: Measured, step: Step) -> Decision:
     folds = int(getattr(strategy, "cv", None) or 5)
     found: LearnedRelease | None = None
     cal = calibrate(ll, codes)  # on held-out labels: the fold models did not see them
+    estimator: Any = getattr(strategy, "estimator", None)
+    shared = (  # the fitted model's error, shared by the records (see learned_breach)
+        fold_deviations(estimator, m.records[list(m.observed)])
+        if getattr(estimator, "resample_kind_", None) == "jackknife"
+        else None
+    )
     for confidence in (None, *MARGINS):
         flags = margin_flags(ll, sd, m.epsilon, spec.disclosure, confidence)
         held = learned_breach(
             ll, sd, flags, codes, m.epsilon, spec.disclosure, folds=folds, calibration=cal,
-            draws=DRAWS, replicates=REPLICATES, rng=spec.seed,
+            draws=DRAWS, rng=spec.seed, shared=shared,
+            replicates=REPLICATES if shared is None else SHARED_REPLICATES,
         )  # fmt: skip
         info = _information(flags)
         reasons = not_met_reasons(request, info, held, tol, protection)
         found = LearnedRelease(
             confidence, flags, held, info, protection, reasons, tol, spec.disclosure, cal,
-            getattr(strategy, "estimator", None),
+            estimator,
         )  # fmt: skip
         if not reasons or flags.all():
             break
