@@ -7,6 +7,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from privwatch import ValidationError
@@ -73,3 +74,22 @@ def test_a_shared_error_widens_the_interval_a_record_error_does_not() -> None:
     assert shared.breach_probability_ci[0] < 0.01
     with pytest.raises(ValidationError, match="shared"):
         learned_breach(ll, sd, flags, codes, eps, shared=basis[:, :10])
+
+
+def test_the_record_level_watchdog_cross_fits_one_split_for_networks() -> None:
+    """Issue #41 item 7: the networks' fits are the audit's cost, so the record-level watchdog
+    cross-fits them on one split (5 fold models); the cheap families keep three (15)."""
+    from privwatch.estimators import ClassifierLift
+    from privwatch.watchdog import Watchdog
+
+    g = np.random.default_rng(0)
+    df = pd.DataFrame(g.standard_normal((300, 2)), columns=["u", "v"])
+    df["s"] = (g.random(300) < 1 / (1 + np.exp(-df["u"]))).astype(int)
+    fast = ClassifierLift(rng=0, epochs=3, n_ensemble=1, patience=2)
+    for est, members in ((fast, 5), (PosteriorLift(rng=0), 15)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            wd = Watchdog(epsilon=0.5, sensitive="s", observed=["u", "v"], estimator=est)
+            wd.fit(df)
+        fitted = wd.strategy_.estimator  # type: ignore[attr-defined]
+        assert len(fitted.resamples_) == members
