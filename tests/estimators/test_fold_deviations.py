@@ -71,7 +71,7 @@ def test_a_shared_error_widens_the_interval_a_record_error_does_not() -> None:
     assert alone.breach_probability_ci[1] < 0.15
     assert shared.breach_probability == pytest.approx(0.14, abs=0.05)
     assert shared.breach_probability_ci[1] > 0.9  # every record breaks in the upper tail
-    assert shared.breach_probability_ci[0] < 0.01
+    assert shared.breach_probability_ci[0] == 0.0  # most replicates: no record breaks
     with pytest.raises(ValidationError, match="shared"):
         learned_breach(ll, sd, flags, codes, eps, shared=basis[:, :10])
 

@@ -344,7 +344,10 @@ def learned_breach(
         expected.append(mean)
         broken = np.clip(g.normal(mean, np.sqrt(var), size=per), 0.0, float(len(p)))
         broken = broken + (n_flag if marker[r] else 0.0)
-        shares.append(g.beta(broken + 1e-3, n - broken + 1e-3))
+        # no record breaking and the marker within the box: a share of 0 (the 1e-3 only keeps
+        # the Beta proper; its draws there are 1e-60 and smaller, not a lower end above 0)
+        share = g.beta(broken + 1e-3, n - broken + 1e-3)
+        shares.append(np.where(broken > 0, share, 0.0))
     if basis is None:
         kept_breach = float(_breach(recalibrate(kept_ll, cal), kept_sd, eps, disc).sum()) / n
     else:  # the mean over the shared errors: the posterior mean of the kept records' share
