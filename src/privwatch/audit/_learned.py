@@ -47,6 +47,7 @@ from ._steps import watchdog_release
 __all__ = [
     "LearnedRelease",
     "decide_learned",
+    "held_out_of_sample",
     "learned_leakage",
     "learned_mechanism",
     "learned_rows",
@@ -90,6 +91,48 @@ def _information(flags: np.ndarray) -> float:
     q = float(flags.mean()) if n else 0.0
     kept = (1.0 - q) * math.log(n) if n else 0.0
     return kept - (q * math.log(q) if q > 0 else 0.0)
+
+
+def held_out_of_sample(
+    spec: AuditSpec,
+    epsilon: float,
+    log_lift: np.ndarray,
+    members: np.ndarray,
+    codes: np.ndarray,
+    flags: np.ndarray,
+    counts: pd.Series,
+    n_flagged: int,
+) -> tuple[LearnedBreach | None, list[str]]:
+    r"""The held-out figures and verdict of a learned watchdog's release of records it could
+    not hold (the streamed route), from a uniform sample of them: ``log_lift`` each sampled
+    record's cross-fitted log-lift (by the member that did not see it), ``members`` every
+    member's log-lift of them (K x records x values), ``codes``/``flags`` their sensitive
+    values and flags; ``counts`` every record's sensitive value counted (indexed by the
+    values), ``n_flagged`` how many
+    were flagged. The members are the K fold models of one split, so the grouped jackknife
+    applies as on records in memory (:func:`~privwatch.estimators.fold_deviations`):
+    :math:`B_k = \sqrt{(K-1)/K}\,(\hat i_k - \bar i)` drawn as the error shared by every
+    record, each score's variance :math:`\sum_k B_k^2\,(1 + 1/(K-1))`; the recalibration on
+    the sample's labels, the interval and the verdict rule are those of :func:`decide_learned`
+    (the interval's record sampling is the sample's size). None (no figure) when a sensitive
+    value is absent from the sample."""
+    k = len(members)
+    if k < 2 or np.bincount(codes, minlength=log_lift.shape[1]).min() == 0:
+        return None, []
+    basis = (members - members.mean(axis=0)) * math.sqrt((k - 1) / k)
+    sd = np.sqrt((basis**2).sum(axis=0) * (1 + 1 / (k - 1)))
+    held = learned_breach(
+        log_lift, sd, flags, codes, epsilon, spec.disclosure, folds=k,
+        calibration=calibrate(log_lift, codes), draws=DRAWS, rng=spec.seed, shared=basis,
+        replicates=SHARED_REPLICATES,
+    )  # fmt: skip
+    n = int(counts.sum())
+    q = n_flagged / n if n else 0.0
+    info = (1.0 - q) * math.log(n) - (q * math.log(q) if q > 0 else 0.0) if n else 0.0
+    request = _Request(epsilon, spec.disclosure, float(spec.max_suppressed))
+    protection = per_value(counts / max(n, 1), epsilon, spec.disclosure)
+    reasons = not_met_reasons(request, info, held, float(spec.held_out_tolerance), protection)
+    return held, reasons
 
 
 def decide_learned(spec: AuditSpec, m: Measured, step: Step) -> Decision:
