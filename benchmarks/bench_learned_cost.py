@@ -3,7 +3,7 @@
 (``PRIVWATCH_THREADS`` = the cores, as before the cap) and with the cap
 (:func:`privwatch._torch.fit_threads`: the free cores); then 100,000 x 10 synthetic records.
 
-    .venv/bin/python benchmarks/bench_learned_cost.py [--skip-large]
+    .venv/bin/python benchmarks/bench_learned_cost.py [--skip-large] [--capped-only] [--out F]
 
 Writes benchmarks/results/learned_cost.json. The load average beside each timing is read just
 before the run (the machine is shared)."""
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -19,7 +20,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PRIVWATCH = str(ROOT / ".venv" / "bin" / "privwatch")
+#: The CLI of the interpreter running this script (``python -m privwatch``: the checkout on
+#: PYTHONPATH, a worktree included).
+PRIVWATCH = [sys.executable, "-m", "privwatch"]
 #: A run longer than this is stopped (the uncapped run beside a busy process took minutes).
 LIMIT = 300
 
@@ -41,23 +44,26 @@ def compas(threads: str | None, busy: bool) -> dict[str, object]:
     try:
         with tempfile.TemporaryDirectory() as out:
             t = time.perf_counter()
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             try:
                 code: object = subprocess.run(
-                    [PRIVWATCH, "audit", "--dataset", "compas", "--estimator", "classifier",
+                    [*PRIVWATCH, "audit", "--dataset", "compas", "--estimator", "classifier",
                      "--epsilon", "1", "--out", str(Path(out) / "a")],
                     env=env, capture_output=True, text=True, timeout=LIMIT,
                 ).returncode  # fmt: skip
             except subprocess.TimeoutExpired:
                 code = f"killed after {LIMIT} s"
             seconds = time.perf_counter() - t
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the spinner is not reaped yet
+            cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     finally:
         if spinner is not None:
             spinner.kill()
             spinner.wait()
     return {
         "case": "compas classifier", "threads": threads or "capped (fit_threads)",
-        "busy": busy, "seconds": round(seconds, 1), "load_before": load,
-        "exit": code,
+        "busy": busy, "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1),
+        "load_before": load, "load_after": _load(), "exit": code,
     }  # fmt: skip
 
 
@@ -89,13 +95,18 @@ def large() -> dict[str, object]:
 
 def main() -> None:
     rows = []
-    for threads, busy in ((None, False), ("2", False), ("2", True), (None, True)):
+    cases = ((None, False), (None, True)) if "--capped-only" in sys.argv else (
+        (None, False), ("2", False), ("2", True), (None, True)
+    )  # fmt: skip
+    for threads, busy in cases:
         rows.append(compas(threads, busy))
         print(rows[-1], flush=True)
     if "--skip-large" not in sys.argv:
         rows.append(large())
         print(rows[-1], flush=True)
     out = ROOT / "benchmarks" / "results" / "learned_cost.json"
+    if "--out" in sys.argv:
+        out = Path(sys.argv[sys.argv.index("--out") + 1])
     out.write_text(json.dumps(rows, indent=2) + "\n")
 
 

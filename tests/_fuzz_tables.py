@@ -191,6 +191,8 @@ NOT_DRIVEN: dict[str, str] = {
     "on the streamed route)",
     "estimators.calibrate": "tests/audit/test_method_learned.py (cross-fitted log-lifts, labels)",
     "estimators.recalibrate": "tests/audit/test_method_learned.py (a fitted Calibration)",
+    "estimators.fold_deviations": "tests/estimators/test_fold_deviations.py (a cross-fitted "
+    "estimator)",
     "report.classic_rows": "tests/serve/test_pages.py (an audit's leakage.json)",
     "report.attack_rows": "tests/serve/test_pages.py (an audit's leakage.json)",
     "engines.label_records": "tests/engines (data frames and engine sources)",

@@ -26,7 +26,14 @@ import numpy as np
 import pandas as pd
 
 from .._numbers import fmt, pct, pct_ci
-from ..estimators import Calibration, LearnedBreach, calibrate, learned_breach, margin_flags
+from ..estimators import (
+    Calibration,
+    LearnedBreach,
+    calibrate,
+    fold_deviations,
+    learned_breach,
+    margin_flags,
+)
 from ..exceptions import ValidationError
 from ..release import SUPPRESSED, explain_protection, per_value
 from ..release.heldout import DRAWS, REPLICATES, not_met_reasons
@@ -40,10 +47,16 @@ from ._steps import watchdog_release
 __all__ = [
     "LearnedRelease",
     "decide_learned",
+    "held_out_of_sample",
     "learned_leakage",
     "learned_mechanism",
     "learned_rows",
 ]
+
+
+#: Replicates of the fold models' shared error per release tried (each recalibrates every kept
+#: record once): the estimate is their mean, so its Monte Carlo error is a tenth of a point.
+SHARED_REPLICATES = 200
 
 
 class _Request(NamedTuple):
@@ -80,6 +93,48 @@ def _information(flags: np.ndarray) -> float:
     return kept - (q * math.log(q) if q > 0 else 0.0)
 
 
+def held_out_of_sample(
+    spec: AuditSpec,
+    epsilon: float,
+    log_lift: np.ndarray,
+    members: np.ndarray,
+    codes: np.ndarray,
+    flags: np.ndarray,
+    counts: pd.Series,
+    n_flagged: int,
+) -> tuple[LearnedBreach | None, list[str]]:
+    r"""The held-out figures and verdict of a learned watchdog's release of records it could
+    not hold (the streamed route), from a uniform sample of them: ``log_lift`` each sampled
+    record's cross-fitted log-lift (by the member that did not see it), ``members`` every
+    member's log-lift of them (K x records x values), ``codes``/``flags`` their sensitive
+    values and flags; ``counts`` every record's sensitive value counted (indexed by the
+    values), ``n_flagged`` how many
+    were flagged. The members are the K fold models of one split, so the grouped jackknife
+    applies as on records in memory (:func:`~privwatch.estimators.fold_deviations`):
+    :math:`B_k = \sqrt{(K-1)/K}\,(\hat i_k - \bar i)` drawn as the error shared by every
+    record, each score's variance :math:`\sum_k B_k^2\,(1 + 1/(K-1))`; the recalibration on
+    the sample's labels, the interval and the verdict rule are those of :func:`decide_learned`
+    (the interval's record sampling is the sample's size). None (no figure) when a sensitive
+    value is absent from the sample."""
+    k = len(members)
+    if k < 2 or np.bincount(codes, minlength=log_lift.shape[1]).min() == 0:
+        return None, []
+    basis = (members - members.mean(axis=0)) * math.sqrt((k - 1) / k)
+    sd = np.sqrt((basis**2).sum(axis=0) * (1 + 1 / (k - 1)))
+    held = learned_breach(
+        log_lift, sd, flags, codes, epsilon, spec.disclosure, folds=k,
+        calibration=calibrate(log_lift, codes), draws=DRAWS, rng=spec.seed, shared=basis,
+        replicates=SHARED_REPLICATES,
+    )  # fmt: skip
+    n = int(counts.sum())
+    q = n_flagged / n if n else 0.0
+    info = (1.0 - q) * math.log(n) - (q * math.log(q) if q > 0 else 0.0) if n else 0.0
+    request = _Request(epsilon, spec.disclosure, float(spec.max_suppressed))
+    protection = per_value(counts / max(n, 1), epsilon, spec.disclosure)
+    reasons = not_met_reasons(request, info, held, float(spec.held_out_tolerance), protection)
+    return held, reasons
+
+
 def decide_learned(spec: AuditSpec, m: Measured, step: Step) -> Decision:
     """The learned watchdog's release of the records in memory, aimed at the held-out verdict."""
     if m.probe is None or m.records is None:
@@ -103,17 +158,24 @@ def decide_learned(spec: AuditSpec, m: Measured, step: Step) -> Decision:
     folds = int(getattr(strategy, "cv", None) or 5)
     found: LearnedRelease | None = None
     cal = calibrate(ll, codes)  # on held-out labels: the fold models did not see them
+    estimator: Any = getattr(strategy, "estimator", None)
+    shared = (  # the fitted model's error, shared by the records (see learned_breach)
+        fold_deviations(estimator, m.records[list(m.observed)])
+        if getattr(estimator, "resample_kind_", None) == "jackknife"
+        else None
+    )
     for confidence in (None, *MARGINS):
         flags = margin_flags(ll, sd, m.epsilon, spec.disclosure, confidence)
         held = learned_breach(
             ll, sd, flags, codes, m.epsilon, spec.disclosure, folds=folds, calibration=cal,
-            draws=DRAWS, replicates=REPLICATES, rng=spec.seed,
+            draws=DRAWS, rng=spec.seed, shared=shared,
+            replicates=REPLICATES if shared is None else SHARED_REPLICATES,
         )  # fmt: skip
         info = _information(flags)
         reasons = not_met_reasons(request, info, held, tol, protection)
         found = LearnedRelease(
             confidence, flags, held, info, protection, reasons, tol, spec.disclosure, cal,
-            getattr(strategy, "estimator", None),
+            estimator,
         )  # fmt: skip
         if not reasons or flags.all():
             break

@@ -18,6 +18,15 @@ the log-lift is learned. What is released is the
 release method ``watchdog``'s (:mod:`privwatch.audit._method_watchdog`, through
 :func:`~privwatch.audit.method_for`): its decision gives the threshold this route flags at while
 it labels, and its section of leakage.json follows from the counts of that pass.
+
+**Held-out figure.** While it labels, the route keeps a uniform sample of
+:data:`HELD_SAMPLE` records (their observed values, cross-fitted log-lifts, labels and
+flags); after the pass every member scores them, and the release gets the learned watchdog's
+held-out breach estimate with its 95 % interval (the recalibration on the sample's held-out
+labels, the members' grouped jackknife as the error shared by every record) and the one
+verdict rule (:func:`privwatch.audit._learned.held_out_of_sample`): NOT MET when the interval
+is not within the tolerance. The flags stay the point rule (risk > epsilon): one pass cannot
+walk margins, so a NOT MET here advises a smaller epsilon.
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ from ..engines import ROW_COLUMN, parquet_files, write_parquet_files
 from ..estimators import ClassifierLift, DVLift, cross_fit_source
 from ..exceptions import ValidationError
 from ..watchdog import safe_marker
+from ._learned import held_out_of_sample
 from ._method import Decision, Measured, ReleaseMethod, check_route
 from ._registry import method_for
 from ._result import Audit
@@ -100,6 +110,20 @@ class _Scored:
     risk: list[np.ndarray]
     seen: int = 0
     stride: int = 1
+    #: A uniform sample of the records for the held-out figure (:func:`_keep_held`).
+    held: _HeldSample | None = None
+
+
+@dataclass
+class _HeldSample:
+    """Up to :data:`HELD_SAMPLE` records, those with the smallest uniform keys so far (a
+    uniform sample without replacement, whatever the number of records)."""
+
+    key: np.ndarray
+    frame: pd.DataFrame
+    log_lift: np.ndarray
+    codes: np.ndarray
+    flags: np.ndarray
 
 
 class StreamRoute(Route):
@@ -187,12 +211,15 @@ class StreamRoute(Route):
         stamp = make_stamp(None, n, 1 + len(obs))
         stamp["input_name"] = str(source)
         risk = np.concatenate(sc.risk) if sc.risk else np.zeros(0)
+        leakage = _with_held_out(
+            spec, d, sc, d.method.leakage(spec, d.table, dec), pd.Series(sc.counts, sc.labels)
+        )
         return Audit(
             route=self.name, engine="stream", route_reason=self.reason,
             settings=spec_settings(spec, sens, obs, eps, search=False), summary=summary,
             epsilon=eps,
             epsilon_reason=dec.epsilon_reason,
-            leakage=d.method.leakage(spec, d.table, dec),
+            leakage=leakage,
             stamp=stamp, risk=risk, risk_weight=np.ones(len(risk)),
             written=None if paths is None else [str(p) for p in paths],
             details={
@@ -204,8 +231,55 @@ class StreamRoute(Route):
         )  # fmt: skip
 
 
+def _with_held_out(
+    spec: AuditSpec, d: _Decided, sc: _Scored, leakage: dict[str, Any], counts: pd.Series
+) -> dict[str, Any]:
+    """``leakage`` with the held-out figure of the sampled records and the verdict rule's
+    reasons added (:func:`privwatch.audit._learned.held_out_of_sample`)."""
+    h = sc.held
+    if h is None or not len(h.key):
+        return leakage
+    members = np.stack([m.log_lift(h.frame) for m in d.trained.fitted.members])
+    held, reasons = held_out_of_sample(
+        spec, float(d.decision.epsilon), h.log_lift, members, h.codes, h.flags, counts,
+        int(sc.flagged.sum()),
+    )  # fmt: skip
+    if held is None:
+        return leakage
+    out = dict(leakage)
+    out["held_out"] = held.to_dict()
+    out["reasons"] = [*leakage["reasons"], *(r for r in reasons if r not in leakage["reasons"])]
+    out["status"] = "not_met" if out["reasons"] else "met"
+    return out
+
+
 #: Record risks kept for the risk figure (every k-th record beyond this many).
 RISK_SAMPLE = 1_000_000
+#: Records sampled (uniformly) for the streamed release's held-out breach estimate.
+HELD_SAMPLE = 20_000
+
+
+def _keep_held(
+    sc: _Scored, g: np.random.Generator, frame: pd.DataFrame, ll: np.ndarray,
+    codes: np.ndarray, flags: np.ndarray,
+) -> None:  # fmt: skip
+    """Merge a batch into the held-out sample: keep the :data:`HELD_SAMPLE` smallest keys."""
+    key = g.random(len(frame))
+    new = _HeldSample(key, frame.reset_index(drop=True), ll, codes, flags)
+    old = sc.held
+    if old is not None:
+        new = _HeldSample(
+            np.concatenate([old.key, key]), pd.concat([old.frame, new.frame], ignore_index=True),
+            np.concatenate([old.log_lift, ll]), np.concatenate([old.codes, codes]),
+            np.concatenate([old.flags, flags]),
+        )  # fmt: skip
+    if len(new.key) > HELD_SAMPLE:
+        keep = np.sort(np.argpartition(new.key, HELD_SAMPLE)[:HELD_SAMPLE])
+        new = _HeldSample(
+            new.key[keep], new.frame.iloc[keep].reset_index(drop=True), new.log_lift[keep],
+            new.codes[keep], new.flags[keep],
+        )  # fmt: skip
+    sc.held = new
 
 
 def _keep_sample(sc: _Scored, risk: np.ndarray) -> None:
@@ -234,6 +308,8 @@ def _score_and_write(
         _markers(t.fitted.members, obs), [],
     )  # fmt: skip
     eps = d.decision.epsilon
+    g = np.random.default_rng(spec.seed)
+    columns = list(t.fitted.members[0].preprocessor_.columns_)
 
     def labelled() -> Iterator[tuple[pd.DataFrame, pd.DataFrame]]:
         for frame in t.fitted.score_batches(source, keep=[sens, *obs], read_rows=READ_ROWS):
@@ -248,6 +324,7 @@ def _score_and_write(
             lift = [f"log_lift[{v}]" for v in labels]
             ll = frame[lift].to_numpy()
             sc.own_log_lift += float(ll[np.arange(len(frame)), codes].sum())
+            _keep_held(sc, g, frame[columns], ll, codes, flagged)
             key = {RECORD_KEY: frame[ROW_COLUMN].to_numpy()}
             release = pd.DataFrame({**key, **_release_columns(frame, sc.markers, flagged)})
             scores = pd.DataFrame({**key, **{c: frame[c].to_numpy() for c in ["fold", *lift]}})

@@ -8,7 +8,7 @@ from ._auto import CANDIDATES, AutoLift, make_lift_estimator, posterior_log_loss
 from ._base import LiftEstimator
 from ._bayes_grid import bayes_error_grid, grid_centres
 from ._classifier import ClassifierLift
-from ._crossfit import LiftScores
+from ._crossfit import LiftScores, fold_deviations
 from ._dv import DVLift
 from ._learned_breach import (
     Calibration,
@@ -48,6 +48,7 @@ __all__ = [
     "bayes_error_grid",
     "calibrate",
     "cross_fit_source",
+    "fold_deviations",
     "grid_centres",
     "learned_breach",
     "lift_intervals",

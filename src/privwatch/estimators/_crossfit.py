@@ -57,7 +57,7 @@ from ._preprocess import as_frame
 from ._progress import progress_bar
 from ._stacking import LiftStack, fit_together, stackable
 
-__all__ = ["FLAG_RULES", "LiftScores", "bootstrap_spread", "cross_fit"]
+__all__ = ["FLAG_RULES", "LiftScores", "bootstrap_spread", "cross_fit", "fold_deviations"]
 
 FLAG_RULES = ("interval", "conservative", "point")
 INTERVALS = ("jackknife", "bootstrap", None)
@@ -312,6 +312,32 @@ def spread(estimator: LiftModel, X: pd.DataFrame | ArrayLike) -> FloatArray:
         var = (k - 1) / k * (dev**2).sum(axis=1).mean(axis=0)
         return np.asarray(np.sqrt(var), dtype=np.float64)
     return np.asarray(draws.std(axis=0, ddof=1) * estimator.resample_scale_, dtype=np.float64)
+
+
+def fold_deviations(estimator: LiftModel, X: pd.DataFrame | ArrayLike) -> FloatArray:
+    r"""The grouped jackknife's error directions: members x records x sensitive values, scaled
+    so that :math:`e = \sum_m \xi_m B_m`, :math:`\xi \sim N(0, I)`, has the jackknife
+    covariance across records and values,
+
+    .. math:: B_{(r,k)} = \sqrt{\tfrac{K-1}{K R}}\,(\hat i_{(r,k)} - \bar i_{(r)}),
+              \qquad \sum_m B_m^2 = v_{jack}
+
+    (fold model k of split r; :func:`spread` squared is its diagonal). One draw is an error of
+    the fitted model shared by every record it scores (the model's sampling error moves the
+    log-lift of neighbouring records together), rank ``R (K - 1)``. Only the grouped jackknife
+    (:func:`cross_fit` with ``interval="jackknife"``)."""
+    members = getattr(estimator, "resamples_", None)
+    if not members or getattr(estimator, "resample_kind_", None) != "jackknife":
+        raise ValidationError(
+            "the fold models' error directions need the grouped jackknife: call "
+            "fit_score(...) with interval='jackknife' first."
+        )
+    k = int(getattr(estimator, "resample_groups_", len(members)))
+    draws = np.stack([m.log_lift(X) for m in members])
+    repeats = len(members) // k
+    groups = draws.reshape(repeats, k, *draws.shape[1:])
+    dev = (groups - groups.mean(axis=1, keepdims=True)) * np.sqrt((k - 1) / (k * repeats))
+    return np.asarray(dev.reshape(draws.shape), dtype=np.float64)
 
 
 def model_variance(estimator: LiftModel, X: pd.DataFrame | ArrayLike) -> FloatArray:

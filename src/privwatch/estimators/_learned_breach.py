@@ -36,15 +36,24 @@ models' jackknife spread); the marker breaks with the posterior probability that
 :math:`\sum_{kept} P_i / n` plus the flagged share times the marker's probability.
 
 **The interval.** ``replicates`` replicates of the model's error: the recalibration
-:math:`\theta_r \sim N(\hat\theta, \Sigma)` (the error shared by every record: a model that is
-off is off for many), the spread ``sd`` independent per record; the marker's shares are drawn
-from their Dirichlets. Within a replicate, the number of kept records breaking is drawn from its
-normal approximation (a sum of independent Bernoulli :math:`P_i`) and the population share from
-a Beta of the records breaking and not (the binomial sampling of records, as in the plug-in
-check). The interval is the 2.5 % and 97.5 % quantiles of ``draws`` draws (the audit passes the
-plug-in check's :data:`privwatch.release.heldout.DRAWS` and ``REPLICATES``). Before the
-recalibration (issue #41) the shared error was half of the jackknife variance: its 95 % interval
-covered the true breach share in 53-70 % of the benchmark's seeds.
+:math:`\theta_r \sim N(\hat\theta, \Sigma)`, and, given ``shared`` (the grouped jackknife's
+error directions :math:`B_m`, :func:`~privwatch.estimators.fold_deviations`), the fitted
+model's own sampling error :math:`e_r = \sum_m \xi_{rm} B_m`, :math:`\xi_r \sim N(0, I)`,
+added to every kept record's log-lift at once (an error of the fitted model moves the
+log-lift of many records the same way), with only the rest of each record's variance,
+:math:`\mathrm{sd}^2 - \sum_m B_m^2` (the cross-fitting's extra noise, the stack's
+between-family term), independent per record. The estimate is then the mean over the
+replicates of :math:`\sum_{kept} P_i(\theta_r, e_r) / n` (the posterior mean) plus the marker's
+share. The marker's shares are drawn from their Dirichlets. Within a replicate, the number of
+kept records breaking is drawn from its normal approximation (a sum of independent Bernoulli
+:math:`P_i`) and the population share from a Beta of the records breaking and not (the
+binomial sampling of records, as in the plug-in check). The interval is the 2.5 % and 97.5 %
+quantiles of ``draws`` draws. Without ``shared`` every record's spread is independent: on the
+benchmark's known densities (``benchmarks/bench_learned_calibration.py``, issue #41) that
+interval covered the true breach share in 50-67 % of the seeds where kept records break,
+because the fitted model's error is shared: per record, the recalibrated log-lift's error was
+about the jackknife's size (0.8-1.4 sd), but in a given fit it leant one way over the records
+near the edge (mean -0.1 to -0.7 sd), which independent per-record errors average away.
 
 **Flags by a margin.** :func:`margin_flags` flags a record when its probability of breaking
 exceeds ``1 - confidence``, so a caller can walk the search's credible margins until the
@@ -250,6 +259,20 @@ def recalibrate(log_lift: FloatArray, calibration: Calibration, theta: object = 
     return np.asarray(np.clip(out, -LIMIT, LIMIT), dtype=np.float64)
 
 
+def _basis(shared: object, shape: tuple[int, ...]) -> FloatArray:
+    raw = np.asarray(shared)
+    if raw.dtype.kind not in "biuf" or raw.ndim != 3 or raw.shape[1:] != shape or not raw.size:
+        raise ValidationError(
+            f"`shared` must be a 3-D array of real numbers (members x records x values, the "
+            f"records and values of `log_lift`: {shape}); got dtype {raw.dtype}, shape "
+            f"{raw.shape}."
+        )
+    arr = raw.astype(np.float64)
+    if not np.isfinite(arr).all() or (np.abs(arr) > LIMIT).any():
+        raise ValidationError(f"`shared` must hold finite numbers within +-{LIMIT:g} nats.")
+    return arr
+
+
 def _marker_breaks(
     counts: FloatArray, flagged: FloatArray, epsilon: float, disclosure: str, size: int,
     g: np.random.Generator,
@@ -277,12 +300,15 @@ def learned_breach(
     draws: int = 2000,
     replicates: int = 20,
     rng: RNGLike = 0,
+    shared: FloatArray | None = None,
 ) -> LearnedBreach:
     """The held-out breach share of the release that keeps the unflagged records and merges
     the flagged ones (see the module docstring). ``log_lift`` and ``sd``: each record's
     cross-fitted log-lift and its spread (records x sensitive values); ``s_codes``: each
     record's sensitive value (column index); ``calibration``: :func:`calibrate` of ``log_lift``
-    on ``s_codes`` (None: fitted here)."""
+    on ``s_codes`` (None: fitted here); ``shared``: the fold models' error directions
+    (members x records x values, :func:`~privwatch.estimators.fold_deviations`), drawn as the
+    error shared by every record (None: each record's spread independent)."""
     ll, spread, eps = _check(log_lift, sd, epsilon, disclosure)
     disc = str(disclosure)
     n, k = ll.shape
@@ -298,21 +324,35 @@ def learned_breach(
     counts = np.bincount(codes, minlength=k).astype(float)
     flagged = np.bincount(codes[flags], minlength=k).astype(float)
     kept_ll, kept_sd = ll[~flags], spread[~flags]
-    p_kept = _breach(recalibrate(kept_ll, cal), kept_sd, eps, disc)
+    basis = None if shared is None else _basis(shared, ll.shape)[:, ~flags]
+    if basis is not None:  # the rest of each record's variance stays its own
+        kept_sd = np.sqrt(np.clip(kept_sd**2 - (basis**2).sum(axis=0), 0.0, None))
     marker_p = float(_marker_breaks(counts, flagged, eps, disc, 4000, g).mean())
     n_flag = float(flags.sum())
-    estimate = (float(p_kept.sum()) + n_flag * marker_p) / n
     replicates = check_positive_int(replicates, "replicates")
     per = max(1, check_positive_int(draws, "draws") // replicates)
     thetas = g.multivariate_normal(cal.theta, cal.cov, size=replicates, method="eigh")
     marker = _marker_breaks(counts, flagged, eps, disc, replicates, g)
     shares: list[FloatArray] = []
+    expected: list[float] = []  # each replicate's expected count of kept records breaking
     for r in range(replicates):
-        p = _breach(recalibrate(kept_ll, cal, thetas[r]), kept_sd, eps, disc)
+        moved = kept_ll if basis is None else kept_ll + np.tensordot(
+            g.standard_normal(len(basis)), basis, axes=1
+        )  # fmt: skip
+        p = _breach(recalibrate(moved, cal, thetas[r]), kept_sd, eps, disc)
         mean, var = float(p.sum()), float((p * (1 - p)).sum())
+        expected.append(mean)
         broken = np.clip(g.normal(mean, np.sqrt(var), size=per), 0.0, float(len(p)))
         broken = broken + (n_flag if marker[r] else 0.0)
-        shares.append(g.beta(broken + 1e-3, n - broken + 1e-3))
+        # no record breaking and the marker within the box: a share of 0 (the 1e-3 only keeps
+        # the Beta proper; its draws there are 1e-60 and smaller, not a lower end above 0)
+        share = g.beta(broken + 1e-3, n - broken + 1e-3)
+        shares.append(np.where(broken > 0, share, 0.0))
+    if basis is None:
+        kept_breach = float(_breach(recalibrate(kept_ll, cal), kept_sd, eps, disc).sum()) / n
+    else:  # the mean over the shared errors: the posterior mean of the kept records' share
+        kept_breach = float(np.mean(expected)) / n
+    estimate = kept_breach + n_flag * marker_p / n
     lo, hi = np.quantile(np.concatenate(shares), [0.025, 0.975])
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = (flagged / max(n_flag, 1.0)) / (counts / n)
@@ -323,7 +363,7 @@ def learned_breach(
         n_records=n,
         breach_probability=float(estimate),
         breach_probability_ci=(float(min(lo, estimate)), float(max(hi, estimate))),
-        kept_breach=float(p_kept.sum() / n),
+        kept_breach=kept_breach,
         flagged_share=n_flag / n,
         marker_log_lift=float(faces.max()) if n_flag else 0.0,
         marker_breach_probability=marker_p,

@@ -188,8 +188,9 @@ class RecordStrategy:
             self.spread = np.full_like(self.log_lift, np.nan)
         else:
             # the fold models' spread (grouped jackknife) is kept for the held-out estimate; one
-            # split from ONE_SPLIT_RECORDS records on (see ONE_SPLIT_RECORDS)
-            repeats = 1 if len(observed) >= ONE_SPLIT_RECORDS else 3
+            # split from ONE_SPLIT_RECORDS records on (see ONE_SPLIT_RECORDS) and for the
+            # families whose fits cost (the networks: LiftEstimator.cross_fit_splits)
+            repeats = 1 if len(observed) >= ONE_SPLIT_RECORDS else self.estimator.cross_fit_splits
             scores = self.estimator.fit_score(
                 observed, labels, cv=self.cv, n_repeats=repeats, interval="jackknife"
             )
