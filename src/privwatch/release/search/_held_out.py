@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]  # sklearn dep
 
 from ..cells import CountTable, LiftBox
 from ..heldout import DRAWS, REPLICATES, HeldOut, estimate_breach, plugin_figures
@@ -59,13 +60,17 @@ def held_out_check(
     plan = fit(table.total())
     cell_of, n_cells = release_cells(space, plan)
     star = _star_cell(space, plan, cell_of, n_cells)
-    return estimate_breach(
-        table,
-        box,
-        folds,
-        (cell_of, n_cells, star),
-        plugin,
-        draws=draws,
-        replicates=replicates,
-        rng=rng,
-    )
+    # one BLAS thread: the model's products are small (at most a few thousand rows by the
+    # prior's 181 grid points), and split over threads they cost 10-35x the CPU on a busy
+    # 2-core machine (benchmarks/bench_fixed_part.py, BENCHMARKS.md "#42 items 2 and 3")
+    with threadpool_limits(limits=1, user_api="blas"):
+        return estimate_breach(
+            table,
+            box,
+            folds,
+            (cell_of, n_cells, star),
+            plugin,
+            draws=draws,
+            replicates=replicates,
+            rng=rng,
+        )
