@@ -123,8 +123,11 @@ def _codes(counts: pd.DataFrame, columns: list[str]) -> np.ndarray:
         # integers, booleans and strings group as their text does (no copy to text needed);
         # floats (0.0 and -0.0 are one value but two texts) and mixed objects go through text
         exact = col.dtype.kind in "biu" or pd.api.types.is_string_dtype(col.dtype)
-        if exact and col.dtype == object:
-            exact = bool(col.map(lambda v: type(v) is str).all())
+        if col.dtype == object:  # only integers, only booleans (C speed), or only str
+            kind = pd.api.types.infer_dtype(col, skipna=False)
+            exact = kind in ("integer", "boolean") or (
+                kind == "string" and bool(col.map(lambda v: type(v) is str).all())
+            )
         part, uniques = pd.factorize(col if exact else col.astype(str))
         code = pd.factorize(code * max(len(uniques), 1) + part)[0].astype(np.int64)
     return code

@@ -101,6 +101,9 @@ def tradeoff(
     p_x = arr.sum(axis=0)
     rows: list[tuple[float, ...]] = []
     reports: list[LeakageReport] = []
+    # the kept sets {risk <= eps} are nested, so their size names them: thresholds that keep
+    # the same symbols share one release and its report
+    by_kept: dict[int, LeakageReport] = {}
     for eps in eps_list:
         keep = risk <= eps
         util = _utility(p_x, keep)
@@ -111,7 +114,10 @@ def tradeoff(
                      util.flagged_probability, breach))  # fmt: skip
         # the merged release: kept columns plus one column for the flagged set (no dense
         # |X| x |X| channel; every X^c-invariant randomization gives the same leakage)
-        reports.append(leakage_report(release_joint(arr, keep), alpha=alpha))
+        n_kept = int(keep.sum())
+        if n_kept not in by_kept:
+            by_kept[n_kept] = leakage_report(release_joint(arr, keep), alpha=alpha)
+        reports.append(by_kept[n_kept])
     return _curve(rows, reports)
 
 

@@ -199,11 +199,16 @@ def _worst(
     for value, (_, size, a, b) in zip(values, per_value, strict=True):
         live = size > 0
         a, b = a[live], b[live]
-        shares = [a / (a + b), betaincinv(a, b, 0.025), betaincinv(a, b, 0.975)]
         sides = [(value.column, 1.0, 0.0)] + (
             [] if value.pair is None else [(value.pair, -1.0, 1.0)]
         )
         for col, sign, shift in sides:
+            mean = np.log(np.maximum(shift + sign * (a / (a + b)), 1e-300)) - np.log(box.prior[col])
+            if box.disclosure == "both":
+                mean = np.abs(mean)
+            i = int(np.argmax(mean))  # the interval of this cell alone (the same figures)
+            ai, bi = a[i : i + 1], b[i : i + 1]
+            shares = [ai / (ai + bi), betaincinv(ai, bi, 0.025), betaincinv(ai, bi, 0.975)]
             mean, q1, q2 = (
                 np.log(np.maximum(shift + sign * s, 1e-300)) - np.log(box.prior[col])
                 for s in shares
@@ -215,7 +220,6 @@ def _worst(
                     np.where((lo < 0) & (hi > 0), 0.0, np.minimum(abs(lo), abs(hi))),
                     np.maximum(abs(lo), abs(hi)),
                 )
-            i = int(np.argmax(mean))
-            if mean[i] > best[0]:
-                best = (float(mean[i]), (float(min(lo[i], mean[i])), float(max(hi[i], mean[i]))))
+            if mean[0] > best[0]:
+                best = (float(mean[0]), (float(min(lo[0], mean[0])), float(max(hi[0], mean[0]))))
     return best

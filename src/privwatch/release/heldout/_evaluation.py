@@ -37,6 +37,9 @@ DECIDED = 1e-9
 CHUNK = 4_000_000
 #: Most undecided cells whose replicates are evaluated (a sample by size beyond it).
 MAX_OPEN = 20_000
+#: A probability this small is 0 to its complement: 1.0 - p == 1.0 for p <= 2^-54 (a margin
+#: of 4 for the bound's and the CDF's rounding).
+NEGLIGIBLE = 2.0**-56
 
 CellFigures = tuple[FloatArray, FloatArray, FloatArray, FloatArray]
 
@@ -106,9 +109,31 @@ def beta_of_cells(
     return m * phi, (1 - m) * phi, n_c
 
 
-def beta_outside(a: FloatArray, b: FloatArray, bounds: tuple[float, float]) -> FloatArray:
-    """P(theta < lo or theta > hi) for theta ~ Beta(a, b)."""
+def beta_outside(
+    a: FloatArray, b: FloatArray, bounds: tuple[float, float], complement: bool = False
+) -> FloatArray:
+    """P(theta < lo or theta > hi) for theta ~ Beta(a, b).
+
+    ``complement``: the caller uses only 1 - P. The Beta CDFs are then computed only where a
+    tail bound leaves P above NEGLIGIBLE; elsewhere P is 0, and 1 - P is 1.0 exactly either
+    way (the same result). The bound: Beta(a, b) is sub-Gaussian with variance proxy at most
+    1 / (4 (a + b + 1)) (Marchal & Arbel, Electron. Commun. Probab. 2017), so
+    P(theta - mean <= -t) and P(theta - mean >= t) are at most exp(-2 (a + b + 1) t^2)."""
     lo, hi = bounds
+    if complement:
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        mean, width = a / (a + b), 2.0 * (a + b + 1.0)
+        with np.errstate(invalid="ignore", over="ignore"):
+            tail = np.zeros_like(a)
+            if lo > 0:
+                tail += np.where(mean > lo, np.exp(-width * (mean - lo) ** 2), 1.0)
+            if hi < 1:
+                tail += np.where(mean < hi, np.exp(-width * (hi - mean) ** 2), 1.0)
+        todo = ~(tail < NEGLIGIBLE)  # NaN: computed
+        out = np.zeros_like(a)
+        if todo.any():
+            out[todo] = beta_outside(a[todo], b[todo], bounds)
+        return out
     below = betainc(a, b, lo) if lo > 0 else np.zeros_like(a)
     above = 1.0 - betainc(a, b, hi) if hi < 1 else np.zeros_like(a)
     return np.asarray(np.clip(below + above, 0.0, 1.0), dtype=float)
@@ -145,13 +170,15 @@ class _Evaluation:
 
     def point(self, vm: ValueModel, bounds: tuple[float, float], exact: bool = True) -> CellFigures:
         """The value's cell figures under its fitted prior (``exact``: one-tuple cells from
-        their tuple's posterior; else every cell from its Beta)."""
+        their tuple's posterior; else every cell from its Beta). Every caller uses P_c only
+        through 1 - P_c, so the Beta CDFs are skipped where P_c is negligible
+        (:func:`beta_outside` with ``complement``)."""
         rows = self.rows
         c = self.cell_of[rows]
         a, b, size = beta_of_cells(
             vm.mean[rows], vm.var[rows], self.model.n[rows], c, self.n_cells, self._extra(vm)
         )
-        p = beta_outside(a, b, bounds)
+        p = beta_outside(a, b, bounds, complement=True)
         alone = rows[self.single[c]]
         if exact and len(alone):
             p[self.cell_of[alone]] = vm.out(self.model, bounds, alone)
@@ -217,7 +244,7 @@ class _Evaluation:
                 w = n[rows]
                 for i, r in enumerate(reps):
                     a, b, _ = beta_of_cells(mean[:, i], var[:, i], w, c, self.n_cells, extra)
-                    p = beta_outside(a, b, b_r[i])
+                    p = beta_outside(a, b, b_r[i], complement=True)
                     p[c[alone]] = out[alone, i]
                     miss[r] *= 1.0 - p[cells]
         return 1.0 - miss

@@ -34,10 +34,14 @@ LAPLACE_INFO = 60.0
 BLOCK = 8_000
 
 
+#: Log-odds of an absent box edge (a share of 0 or 1): far beyond every grid point.
+_FAR = 1e9
+
+
 def _edges(bounds: Bounds) -> tuple[float, float]:
     """The box edges in log-odds (an absent edge, 0 or 1, far beyond every grid point)."""
     lo, hi = bounds
-    return (float(logit(lo)) if lo > 0 else -1e9, float(logit(hi)) if hi < 1 else 1e9)
+    return (float(logit(lo)) if lo > 0 else -_FAR, float(logit(hi)) if hi < 1 else _FAR)
 
 
 def _grid(
@@ -59,8 +63,21 @@ def _grid(
         m = (lt @ g) / norm
         mean[sl], var[sl] = m, np.maximum(((lt * theta) @ g) / norm - m**2, 0.0)
         for r, (lo, hi) in enumerate(edges):
-            below = np.clip((lo - eta[sl, None] - (GRID - STEP / 2)) / STEP, 0.0, 1.0)
-            above = np.clip(((GRID + STEP / 2) - (hi - eta[sl, None])) / STEP, 0.0, 1.0)
+            # an absent edge (far beyond the grid) adds exactly 0 mass: skipped, same figures
+            if lo <= -_FAR and hi >= _FAR:
+                out[sl, r] = 0.0
+                continue
+            # an absent edge's mass is exactly +0.0: added as a constant, not computed
+            below = (
+                np.clip((lo - eta[sl, None] - (GRID - STEP / 2)) / STEP, 0.0, 1.0)
+                if lo > -_FAR
+                else 0.0
+            )
+            above = (
+                np.clip(((GRID + STEP / 2) - (hi - eta[sl, None])) / STEP, 0.0, 1.0)
+                if hi < _FAR
+                else 0.0
+            )
             out[sl, r] = ((lik * (below + above)) @ g[:, r]) / norm[:, r]
     return mean, var, out
 
