@@ -133,6 +133,26 @@ def test_a_not_met_method_offers_the_others_each_met_when_followed() -> None:
         assert kept == pytest.approx(alt["information_nats"])
 
 
+def test_a_method_that_cannot_run_on_the_records_is_left_out_of_the_alternatives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the randomization LP refuses a flagged set above MAX_TUPLES: the search's NOT MET audit
+    # still finishes, with the other methods among its alternatives and the reason in progress
+    from privwatch.mechanisms import _lift_channel
+
+    monkeypatch.setattr(_lift_channel, "MAX_TUPLES", 5)
+    lines: list[str] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = pw.audit.run(
+            source=_census(), checks=False, progress=lines.append, **{**CENSUS, "epsilon": 0.05}
+        )
+    assert not first.satisfied
+    named = {a["args"]["method"] for a in first.alternatives if a.get("changed") == "method"}
+    assert "watchdog" in named and "randomized" not in named
+    assert any("randomized flagged set was not tried" in line for line in lines), lines
+
+
 def test_the_printed_method_alternative_is_met_when_run_as_printed(tmp_path: Path) -> None:
     path = tmp_path / "census.csv"
     _census().to_csv(path, index=False)

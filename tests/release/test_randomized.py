@@ -14,7 +14,7 @@ import pytest
 
 import privwatch as pw
 from privwatch.audit import METHODS
-from privwatch.exceptions import TamperedFileError
+from privwatch.exceptions import TamperedFileError, ValidationError
 from privwatch.mechanisms import lift_channel, release_information, symbol_log_lift
 from privwatch.release.randomized import (
     RandomizedMechanism,
@@ -68,6 +68,21 @@ def test_safe_tuples_join_the_marker_when_the_merge_breaks_epsilon() -> None:
     assert not ch.merge_feasible and ch.merge_information_nats is None
     assert ch.moved_unflagged == 2 and ch.beats_merge is None
     assert ch.worst_log_lift <= 0.3 + 1e-9
+
+
+def test_an_lp_over_more_tuples_than_it_is_solved_for_is_refused_with_the_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a census-like table flags every unique tuple: 25,189 of them made HiGHS run for hours
+    from privwatch.mechanisms import _lift_channel
+
+    p = np.random.default_rng(0).dirichlet(np.ones(60), size=2)
+    flagged = _flags(p / p.sum(), 0.05, "both")
+    assert flagged.sum() > 20
+    assert lift_channel(p / p.sum(), flagged, 0.05).worst_log_lift <= 0.05 + 1e-9
+    monkeypatch.setattr(_lift_channel, "MAX_TUPLES", 20)
+    with pytest.raises(ValidationError, match=r"more than the 20 it is solved for"):
+        lift_channel(p / p.sum(), flagged, 0.05)
 
 
 def _known_pmf(seed: int) -> tuple[np.ndarray, list[tuple[str, str]]]:

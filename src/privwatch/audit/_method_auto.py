@@ -123,7 +123,10 @@ def try_methods(
     step: Step,
     skip: tuple[str, ...] = (),
 ) -> list[Tried]:
-    """Every method of :data:`ORDER` that applies (:func:`why_not`), audited on ``measured``."""
+    """Every method of :data:`ORDER` that applies (:func:`why_not`), audited on ``measured``;
+    one that cannot run on these records (its ``decide`` raises :class:`ValidationError`, e.g.
+    a randomization LP over more tuples than it is solved for) is left out, with a progress
+    line saying why."""
     out = []
     for name in ORDER:
         if name in skip:
@@ -132,7 +135,11 @@ def try_methods(
         method = methods[name]
         if why_not(method, sub, measured.route) is not None:
             continue
-        decision = method.decide(sub, measured, step)
+        try:
+            decision = method.decide(sub, measured, step)
+        except ValidationError as err:  # it cannot run on these records (e.g. an LP too large)
+            step(f"the {method.title} was not tried: {err}")
+            continue
         out.append(Tried(method, sub, decision, method.leakage(sub, measured, decision)))
     return out
 
