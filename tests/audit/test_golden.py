@@ -29,8 +29,9 @@ column (the released values, the record key = the old ``privwatch_row``, every s
 source's own columns dropped; ``leakage.json`` was not rewritten.
 
 Exact, except the streamed route's float32 values: ``Case.float32`` in ``_golden.py`` names
-them (the classifier's per-record risks and log-lifts, ``effective_epsilon`` and the mutual
-information estimate), compared within ``_golden.FLOAT32_ATOL`` = 1e-6, about 9x the largest
+them (the classifier's per-record risks and log-lifts, ``effective_epsilon``, the mutual
+information estimate and the held-out estimate computed from the risks), compared within
+``_golden.FLOAT32_ATOL`` = 1e-6, about 9x the largest
 spread measured between PyTorch's CPU kernels (``ATEN_CPU_CAPABILITY`` default / avx2 / native,
 1 and 2 threads: 1.2e-7; ``benchmarks/hardware_spread.py``, issue #45). The flags, counts,
 released values and exit status of that route are still compared exactly. The other four cases
