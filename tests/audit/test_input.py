@@ -358,3 +358,20 @@ def test_tiny_epsilon_is_not_met(tmp_path: Path) -> None:
     assert "Traceback" not in res.output and "NOT MET" in res.stdout
     leak = json.loads((out / "leakage.json").read_text())
     assert leak["status"] == "not_met" and leak["epsilon"] == 1e-6
+
+
+@pytest.mark.parametrize("column", ["nonexistent", "s"])
+def test_bins_of_a_column_that_is_not_observed_are_refused(column: str) -> None:
+    frame = pd.DataFrame({"s": ["a", "b"] * 20, "x": [1, 2, 3, 4] * 10, "y": ["u", "v"] * 20})
+    with pytest.raises(ValidationError, match=r"`bins` names \['" + column + r"'\]"):
+        _run(frame, sensitive="s", observed=["x"], epsilon=1.0, bins={column: 2})
+
+
+def test_bins_of_a_column_that_is_not_observed_are_refused_in_the_cli(tmp_path: Path) -> None:
+    out = CliRunner().invoke(
+        app, ["audit", "--dataset", "compas", "--epsilon", "1", "--bins", "agee=4",
+              "--out", str(tmp_path / "o")],
+    )  # fmt: skip
+    assert out.exit_code != 0
+    assert "--bins names ['agee']" in out.output
+    assert not (tmp_path / "o" / "release.csv").exists()

@@ -87,6 +87,9 @@ def resolve_columns(
     column of integers with a distinct value in every record (a record number) gets none unless
     ``force``: :func:`prepare_rows` refuses it as an identifier.
 
+    ``bins`` naming a column that is not observed (absent, or the sensitive one) is refused
+    with the reason, as ``hierarchies`` and the engine route's bins are.
+
     ``max_levels=None`` adds no intervals (as on the learned-estimator routes, whose
     estimators read numbers as they are). Values and cut points come from the rows the
     missing-value policy keeps.
@@ -95,6 +98,12 @@ def resolve_columns(
     if sensitive not in df.columns:
         return out_bins, out_hier  # prepare_rows names the column
     listed = [c for c in (observed or df.columns) if c != sensitive and c in df.columns]
+    foreign = [c for c in out_bins if c not in listed]
+    if foreign:  # a typo or the sensitive column would otherwise be left unbinned in silence
+        raise ValidationError(
+            f"`bins` names {foreign}, which are not observed columns of the data "
+            f"(observed: {listed}); only observed columns are binned."
+        )
     rows = kept_rows(df, sensitive, listed, missing)
     if out_bins:
         out_bins = resolve_bins(df, out_bins, rows)

@@ -86,11 +86,10 @@ def _read(spec: AuditSpec, source: Any) -> tuple[AuditSpec, pd.DataFrame, Path |
             )
         load, sens, obs, preset = BUNDLED[source.name]
         observed = list(spec.observed or obs)
-        bins = {**(preset if spec.estimator == "plugin" else {}), **spec.bins}
+        own = {c: v for c, v in preset.items() if c in observed}  # the user's bins are checked
+        bins = {**(own if spec.estimator == "plugin" else {}), **spec.bins}
         spec = spec.replace(
-            sensitive=spec.sensitive or (sens,),
-            observed=tuple(observed),
-            bins={c: v for c, v in bins.items() if c in observed},
+            sensitive=spec.sensitive or (sens,), observed=tuple(observed), bins=bins
         )
         return spec, load(), None
     if isinstance(source, pd.DataFrame):
