@@ -12,7 +12,7 @@ from privwatch.release.cells import LiftBox
 
 def _every_cell(box: LiftBox, cells: np.ndarray) -> np.ndarray:
     """The test with the CDF computed for every cell that passes on its plug-in posterior."""
-    out = box._breaks_plugin(cells)
+    out = box.breaks_plugin(cells)
     a, b = box._beta(cells[~out])
     q = float(box.confidence or 0.5)
     high = betainc(a, b, np.minimum(box.hi * (1 + 1e-12), 1.0)) < q

@@ -15,7 +15,12 @@ import pytest
 import privwatch as pw
 from privwatch.audit import METHODS
 from privwatch.exceptions import TamperedFileError, ValidationError
-from privwatch.mechanisms import lift_channel, release_information, symbol_log_lift
+from privwatch.mechanisms import (
+    lift_channel,
+    lift_channel_refuses,
+    release_information,
+    symbol_log_lift,
+)
 from privwatch.release.randomized import (
     RandomizedMechanism,
     channel_weights,
@@ -81,6 +86,7 @@ def test_an_lp_over_more_tuples_than_it_is_solved_for_is_refused_with_the_reason
     assert flagged.sum() > 20
     assert lift_channel(p / p.sum(), flagged, 0.05).worst_log_lift <= 0.05 + 1e-9
     monkeypatch.setattr(_lift_channel, "MAX_TUPLES", 20)
+    assert lift_channel_refuses(21) and not lift_channel_refuses(20)
     with pytest.raises(ValidationError, match=r"more than the 20 it is solved for"):
         lift_channel(p / p.sum(), flagged, 0.05)
 

@@ -13,7 +13,13 @@ from ._base import FiniteMechanism, Mechanism, Privacy
 # the check of integer codes, shared with release.Generalisation (re-exported, not in __all__)
 from ._base import check_codes as check_codes
 from ._laplace import PlanarLaplace
-from ._lift_channel import LiftChannel, lift_channel, release_information, symbol_log_lift
+from ._lift_channel import (
+    LiftChannel,
+    lift_channel,
+    lift_channel_refuses,
+    release_information,
+    symbol_log_lift,
+)
 from ._optimal_bayes import OptimalBayesResult, optimal_bayes_mechanism
 from ._optimal_privacy import OptimalPrivacyResult, optimal_privacy_mechanism
 from ._randomized_response import RandomizedResponse
@@ -28,6 +34,7 @@ __all__ = [
     "Privacy",
     "RandomizedResponse",
     "lift_channel",
+    "lift_channel_refuses",
     "optimal_bayes_mechanism",
     "optimal_privacy_mechanism",
     "release_information",

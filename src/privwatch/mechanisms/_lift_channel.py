@@ -318,6 +318,13 @@ def lift_channel(
     return _result(p, epsilon, disclosure, flag, inputs, outputs, channel, merge_ok, moved)
 
 
+def lift_channel_refuses(n_flagged: int) -> bool:
+    """Whether :func:`lift_channel` refuses a flagged set of ``n_flagged`` tuples with
+    probability mass (its first LP already takes more than :data:`MAX_TUPLES`), so that a
+    caller can skip work done only for the channel."""
+    return n_flagged > MAX_TUPLES
+
+
 def _inside(mass: FloatArray, lo: FloatArray, hi: FloatArray, epsilon: float) -> bool:
     post = mass / mass.sum()
     ps = hi / np.exp(epsilon)

@@ -17,6 +17,7 @@ from ._counts import (
     entropy_terms,
     first_rows,
     group_rows,
+    row_sums,
 )
 from ._lift_box import DISCLOSURES, LiftBox
 from ._protection import explain_protection, per_value, table_protection, unprotected
@@ -32,6 +33,7 @@ __all__ = [
     "first_rows",
     "group_rows",
     "per_value",
+    "row_sums",
     "table_protection",
     "unprotected",
 ]

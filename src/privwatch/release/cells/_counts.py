@@ -23,6 +23,7 @@ __all__ = [
     "entropy_terms",
     "first_rows",
     "group_rows",
+    "row_sums",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -139,6 +140,19 @@ def entropy_of_sizes(sizes: FloatArray, total: float) -> float:
     p = np.asarray(sizes, dtype=float) / total
     p = p[p > 0]
     return float(-(p * np.log(p)).sum())
+
+
+def row_sums(values: FloatArray) -> FloatArray:
+    """``values.sum(-1)``, column by column when a 2-D array has fewer than 8 columns: the
+    same bits (numpy adds fewer than 8 terms left to right, as this does) and far faster on
+    the narrow count tables of a search (a reduction along a short last axis is slow)."""
+    values = np.asarray(values)
+    if values.ndim != 2 or not 1 <= values.shape[1] < 8:
+        return np.asarray(values.sum(-1))
+    out = values[:, 0].copy()
+    for k in range(1, values.shape[1]):
+        out += values[:, k]
+    return out
 
 
 def group_rows(keys: np.ndarray) -> tuple[IntArray, int]:

@@ -12,10 +12,13 @@ box is convex, merging valid cells gives a valid cell.
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 from numpy.typing import NDArray
 
 from ...exceptions import ValidationError
+from ._counts import row_sums
 
 __all__ = ["DISCLOSURES", "LiftBox"]
 
@@ -23,6 +26,16 @@ __all__ = ["DISCLOSURES", "LiftBox"]
 DISCLOSURES = ("both", "positive")
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
+
+
+def _row_any(flags: np.ndarray) -> np.ndarray:
+    """``flags.any(-1)`` of a 2-D boolean array, column by column (far faster when narrow)."""
+    if flags.ndim != 2 or flags.shape[1] > 16:
+        return np.asarray(flags.any(-1))
+    out = np.zeros(flags.shape[0], dtype=bool)
+    for k in range(flags.shape[1]):
+        out |= flags[:, k]
+    return out
 
 
 class LiftBox:
@@ -87,6 +100,12 @@ class LiftBox:
         self._hi_tol = np.exp(tol) * self.prior
         self._lo_tol = np.exp(-tol) * self.prior if disclosure == "both" else None
         self._linear = bool((self.prior > 0).all())
+        # what fixes :meth:`breaks` but the credible level: a memo of its masks keyed by this
+        # may carry them across searches at other levels (:meth:`breaks` ``broken``/``passing``)
+        digest = hashlib.blake2b(digest_size=16)
+        for arr in (self.prior, self.hi, self.lo, self.alpha, self.projection):
+            digest.update(np.ascontiguousarray(arr).tobytes())
+        self.signature = (self.epsilon, self.disclosure, self.projection.shape, digest.digest())
 
     def bounds(self, cells: FloatArray) -> tuple[FloatArray, FloatArray]:
         """Lower and upper credible bounds of every projected sensitive share of each cell."""
@@ -118,7 +137,12 @@ class LiftBox:
             excess = excess + np.maximum(high - self.hi, 0.0) + np.maximum(self.lo - low, 0.0)
         return np.asarray(excess.sum(-1), dtype=float)
 
-    def breaks(self, cells: FloatArray) -> np.ndarray:
+    def breaks(
+        self,
+        cells: FloatArray,
+        broken: np.ndarray | None = None,
+        passing: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Whether each cell breaks the guarantee (with a 1e-12 tolerance on the lift), and with
         a ``confidence`` q, whether its credible bounds leave the box.
 
@@ -126,17 +150,50 @@ class LiftBox:
         when its CDF at ``hi`` is below q (:func:`scipy.special.betainc`, far cheaper than its
         inverse); only the cells that pass on their plug-in posterior are tested, and the CDF is
         computed only where a sub-Gaussian tail bound of the Beta share leaves the answer open
-        (the same answer, not an approximation)."""
-        out = self._breaks_plugin(np.asarray(cells, dtype=float))
+        (the same answer, not an approximation).
+
+        ``broken`` / ``passing``: cells already known to break / to pass (masks of this box at
+        another credible level, or of the plug-in test), which are not tested again. The set
+        of broken cells only grows with the level q: with the same a, b and box edge, a CDF
+        below q1 (``betainc(a, b, hi) < q1``) is below every q2 > q1, and likewise above 1 - q1
+        at the lower edge; the plug-in test is part of every level's. So a mask at a smaller
+        level (or the plug-in one) may be given as ``broken`` and the complement of one at a
+        larger level as ``passing``. Each cell's answer is computed from its own row only, and
+        for cells of integer counts its projection (a sum of integers) is exact in any order,
+        so the mask is then the one :meth:`breaks` computes on all cells."""
+        cells = np.asarray(cells, dtype=float)
+        if broken is None and passing is None:
+            return self._breaks_all(cells)
+        known = np.zeros(cells.shape[0], dtype=bool)
+        out = np.zeros(cells.shape[0], dtype=bool)
+        if broken is not None:
+            out |= broken
+            known |= broken
+        if passing is not None:
+            known |= passing
+        todo = ~known
+        if todo.any():
+            out[todo] = self._breaks_all(cells[todo])
+        return out
+
+    def breaks_plugin(self, cells: FloatArray) -> np.ndarray:
+        """:meth:`breaks` without the credible margin (the plug-in posterior alone): a subset of
+        the cells :meth:`breaks` finds at any level."""
+        cells = np.asarray(cells, dtype=float)
+        return self._breaks_plugin(cells, row_sums(cells))
+
+    def _breaks_all(self, cells: FloatArray) -> np.ndarray:
+        """:meth:`breaks` of every cell."""
+        size = row_sums(cells)
+        out = self._breaks_plugin(cells, size)
         if self.confidence is None:
             return out
         from scipy.special import betainc
 
-        cells = np.asarray(cells, dtype=float)
         check = ~out
         if not check.any():
             return out
-        a, b = self._beta(cells[check])
+        a, b = self._beta(cells[check], size[check])
         q = float(self.confidence)
         hi = np.broadcast_to(np.minimum(self.hi * (1 + 1e-12), 1.0), a.shape)
         lo = np.broadcast_to(self.lo * (1 - 1e-12), a.shape)
@@ -155,26 +212,31 @@ class LiftBox:
         todo = ~low_safe
         low_out[todo] = betainc(a[todo], b[todo], lo[todo]) > 1.0 - q
         out = out.copy()
-        out[check] = (high_out | low_out).any(-1)
+        out[check] = _row_any(high_out | low_out)
         return out
 
-    def _breaks_plugin(self, cells: FloatArray) -> np.ndarray:
+    def _breaks_plugin(self, cells: FloatArray, size: FloatArray) -> np.ndarray:
         """``worst(cells) > epsilon + 1e-12`` without logarithms or divisions: a share x / n of
         a cell leaves the box when x > n p e^(epsilon + 1e-12) (or, two-sided, x < n p
-        e^-(epsilon + 1e-12)); an empty cell (its posterior is the prior) never does."""
+        e^-(epsilon + 1e-12)); an empty cell (its posterior is the prior) never does.
+        ``size``: the cells' sizes (:func:`row_sums`)."""
         if not self._linear:
             return np.asarray(self.worst(cells) > self.epsilon + 1e-12)
         proj = cells if self._identity else cells @ self.projection
-        size = cells.sum(-1, keepdims=True)
-        out = (proj > size * self._hi_tol).any(-1)
-        if self._lo_tol is not None:
-            out |= (proj < size * self._lo_tol).any(-1)
-        return np.asarray(out)
+        out = np.zeros(proj.shape[:-1], dtype=bool)
+        for k in range(proj.shape[-1]):  # column by column: the same test, far faster
+            out |= proj[..., k] > size * self._hi_tol[k]
+            if self._lo_tol is not None:
+                out |= proj[..., k] < size * self._lo_tol[k]
+        return out
 
-    def _beta(self, cells: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """The Beta posterior parameters of every projected sensitive share of each cell."""
+    def _beta(
+        self, cells: FloatArray, size: FloatArray | None = None
+    ) -> tuple[FloatArray, FloatArray]:
+        """The Beta posterior parameters of every projected sensitive share of each cell
+        (``size``: the cells' sizes, when known)."""
         proj = cells @ self.projection
-        size = cells.sum(-1, keepdims=True)
+        size = (row_sums(cells) if size is None else size)[..., None]
         group_alpha = np.bincount(self.groups, weights=self.alpha)[self.groups]
         return proj + self.alpha, size - proj + (group_alpha - self.alpha)
 

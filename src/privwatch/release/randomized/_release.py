@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from scipy import sparse
 
 from ...engines import fold_of
-from ...mechanisms import LiftChannel, lift_channel
+from ...mechanisms import LiftChannel, lift_channel, lift_channel_refuses
 from ..cells import CountTable, LiftBox, first_rows, group_rows, table_protection
 from ..heldout import (
     NOTHING_KEPT,
@@ -225,6 +225,12 @@ def randomize_release(
     box = LiftBox(total.sum(0), table.marginals(), epsilon, disclosure)
     lift = _tuple_log_lift(joint, disclosure)
     held_ok = folds >= 2
+    # every margin flags at least the tuples above the first one's lift (the first one's
+    # breach level is 1, which no tuple's probability exceeds): when the LP refuses that set,
+    # it refuses at every margin, so it is refused before the held-out model is fitted
+    first = (lift > CHANNEL_MARGINS[0][0] * epsilon + 1e-12) & (joint.sum(0) > 0)
+    if held_ok and lift_channel_refuses(int(first.sum())):
+        lift_channel(joint, first, CHANNEL_MARGINS[0][0] * epsilon, disclosure)  # raises
     p_tuple = tuple_breach(table, box) if held_ok else np.zeros(len(total))
     protection = table_protection(table, epsilon, disclosure)
     n_in = float(total.sum())

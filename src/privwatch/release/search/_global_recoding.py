@@ -17,6 +17,7 @@ no better than the best release found: every node not yet seen is coarser than o
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -33,8 +34,10 @@ from ..cells import (
     entropy_of_sizes,
     entropy_terms,
     group_rows,
+    row_sums,
 )
 from ..hierarchies import SUPPRESSED, Hierarchy
+from ._memo import SearchMemo
 from ._options import MAX_NODES, MIN_CLASS_SIZE
 from ._suppression import choose_suppression
 
@@ -74,6 +77,8 @@ class ReleaseSpace:
         )
         self._cache: dict[tuple[int, ...], tuple[IntArray, int]] = {}
         self._remembered: dict[Hashable, object] = {}
+        #: the lift tests and local refinements reused across searches (:class:`SearchMemo`)
+        self.memo = SearchMemo()
 
     #: Largest memory (bytes) the cache of lattice-node groupings may hold.
     CACHE_BYTES = 256 * 2**20
@@ -287,23 +292,36 @@ def evaluate_node(
     max_suppressed: float,
     *,
     min_class_size: int = MIN_CLASS_SIZE,
+    counts_key: Hashable | None = None,
 ) -> tuple[float, NodeResult | None]:
     """(upper bound, best release at the node or None) for one lattice node.
 
     The classes that break epsilon, hold fewer than ``min_class_size`` records or are released
     as ``*`` in every column already (the top node; a hierarchy with ``*`` below its top) are
-    suppressed, and all of them count against ``max_suppressed``.
+    suppressed, and all of them count against ``max_suppressed``. ``counts_key``: an
+    identifier of integer ``counts``, under which the node's lift test is remembered
+    (:meth:`SearchMemo.node_breaks`).
     """
     cell_of, n_cells = space.node_cells(levels)
     ct = cell_counts(cell_of, n_cells, counts)
-    sizes = ct.sum(1)
+    sizes = row_sums(ct)
     bound = _node_information(space, cell_of, n_cells, counts, sizes)
     n = float(sizes.sum())
     forced = sizes < (min_class_size - 1e-9 if min_class_size > 1 else 0.0)
     star = space.node_star(levels)
     if star is not None:
         forced[cell_of[star]] = True
-    sup_cells = choose_suppression(ct, box, max_suppressed * n, n, forced)
+    broken = None
+    if counts_key is not None:
+        if box.confidence is not None:
+            # the plug-in breaks are a subset of the credible ones: when they and the forced
+            # classes already pass the limit, so do the credible ones (integer sizes: exact
+            # sums), and choose_suppression would refuse the node without a Beta CDF
+            plugin = space.memo.node_breaks(levels, counts_key, box, ct, plugin=True)
+            if sizes[plugin | forced].sum() > max_suppressed * n + 1e-9:
+                return bound, None
+        broken = space.memo.node_breaks(levels, counts_key, box, ct)
+    sup_cells = choose_suppression(ct, box, max_suppressed * n, n, forced, broken)
     if sup_cells is None:
         return bound, None
     # classes without a fitted record (only in held-out data) have no estimate: suppressed
@@ -333,9 +351,21 @@ def search_global(
     the only release allowed past ``max_suppressed``.
     """
 
+    # the nodes' lift tests are remembered per counts (integer counts only: LiftBox.breaks)
+    counts_key: Hashable | None = None
+    if np.array_equal(counts, np.round(counts)):
+        digest = hashlib.blake2b(np.ascontiguousarray(counts).tobytes(), digest_size=16)
+        counts_key = (counts.shape, digest.digest())
+
     def evaluate(node: tuple[int, ...]) -> tuple[float, NodeResult | None]:
         return evaluate_node(
-            space, node, counts, box, max_suppressed, min_class_size=min_class_size
+            space,
+            node,
+            counts,
+            box,
+            max_suppressed,
+            min_class_size=min_class_size,
+            counts_key=counts_key,
         )
 
     m = len(space.hierarchies)

@@ -35,6 +35,7 @@ __all__ = [
     "in_sample_check",
     "input_information",
     "kept_information",
+    "plan_digest",
 ]
 
 
@@ -113,9 +114,29 @@ class Fitter:
         release already searched, the frontier point of an epsilon the proposal searched.
         """
         digest = hashlib.blake2b(np.ascontiguousarray(counts).tobytes(), digest_size=16).digest()
-        return self.space.remember((self.options, digest), lambda: self._search(counts))
+        return self.space.remember((self.options, digest), lambda: self._search(counts, digest))
 
-    def _search(self, counts: FloatArray) -> Fit:
+    def _refined(self, start: Plan, counts: FloatArray, digest: bytes) -> Plan:
+        """:func:`~._local_recoding.refine_locally` of ``start``, kept on the space
+        (:class:`~._memo.SearchMemo`): it depends on the start, the counts, the lift test and
+        the minimum class size only, not on the suppression limit, so the alternatives that
+        change that limit refine the same starts (the all-``*`` root at least) once."""
+        key = (
+            "refined",
+            plan_digest(start),
+            digest,
+            self.box.signature,
+            self.box.confidence,
+            self.options.min_class_size,
+        )
+        return self.space.memo.refined(
+            key,
+            lambda: refine_locally(
+                self.space, start, counts, self.box, self.options.min_class_size
+            ),
+        )
+
+    def _search(self, counts: FloatArray, digest: bytes) -> Fit:
         o, space = self.options, self.space
         best, evaluated = search_global(
             space,
@@ -133,7 +154,7 @@ class Fitter:
             starts = [best.plan, root]
             if best.information >= finest_bound(space, counts) - 1e-12:
                 starts = [best.plan]
-            refined = (refine_locally(space, p, counts, self.box, o.min_class_size) for p in starts)
+            refined = (self._refined(p, counts, digest) for p in starts)
             budget = o.max_suppressed * float(counts.sum()) + 1e-9
             candidates = [p for p in refined if p.suppressed_records(counts) <= budget]
             values = [information(space, *release_cells(space, p), counts) for p in candidates]
@@ -207,6 +228,14 @@ def kept_information(space: ReleaseSpace, plan: Plan) -> float:
     return information(space, *release_cells(space, plan), space.table.total())
 
 
+def plan_digest(plan: Plan) -> bytes:
+    """A digest of the release ``plan`` (its levels and suppressed rows), to remember what is
+    computed from it."""
+    digest = hashlib.blake2b(np.ascontiguousarray(plan.levels).tobytes(), digest_size=16)
+    digest.update(np.ascontiguousarray(plan.suppressed).tobytes())
+    return digest.digest()
+
+
 def checked_release(space: ReleaseSpace, plan: Plan, box: LiftBox, rng: int) -> HeldOut:
     """The held-out check of the release ``plan`` with the lift test ``box``
     (:func:`~._held_out.held_out_check` without cross-fitting, its draws seeded by ``rng``).
@@ -216,9 +245,7 @@ def checked_release(space: ReleaseSpace, plan: Plan, box: LiftBox, rng: int) -> 
     remembered on ``space`` and reused by the margins, the frontier and the alternatives that
     end at the same release.
     """
-    digest = hashlib.blake2b(np.ascontiguousarray(plan.levels).tobytes(), digest_size=16)
-    digest.update(np.ascontiguousarray(plan.suppressed).tobytes())
-    key = ("held", digest.digest(), box.epsilon, box.disclosure, rng)
+    key = ("held", plan_digest(plan), box.epsilon, box.disclosure, rng)
     return space.remember(
         key,
         lambda: held_out_check(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ..cells import LiftBox, entropy_of_sizes, entropy_terms
+from ..cells import LiftBox, entropy_of_sizes, entropy_terms, row_sums
 
 __all__ = ["choose_suppression"]
 
@@ -24,13 +24,20 @@ def _merge_cost(a: FloatArray, b: float, n: float) -> FloatArray:
 
 
 def choose_suppression(
-    ct: FloatArray, box: LiftBox, budget: float, n: float, forced: np.ndarray | None = None
+    ct: FloatArray,
+    box: LiftBox,
+    budget: float,
+    n: float,
+    forced: np.ndarray | None = None,
+    breaks: np.ndarray | None = None,
 ) -> np.ndarray | None:
     """Which classes to suppress: those breaking epsilon and the ``forced`` ones (released as
     ``*`` already, or below the minimum class size), plus safe ones until the merged cell meets
-    epsilon (two greedy orders, the better kept); None when the limit cannot be met."""
-    bad = box.breaks(ct) if forced is None else box.breaks(ct) | forced
-    sizes = ct.sum(1)
+    epsilon (two greedy orders, the better kept); None when the limit cannot be met.
+    ``breaks``: ``box.breaks(ct)`` when the caller has it already."""
+    broken = box.breaks(ct) if breaks is None else breaks
+    bad = broken if forced is None else broken | forced
+    sizes = row_sums(ct)
     if sizes[bad].sum() > budget + 1e-9:
         return None
     best: np.ndarray | None = None

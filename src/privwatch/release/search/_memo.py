@@ -1,0 +1,94 @@
+"""What the searches of one count table reuse below a whole search: :class:`SearchMemo`.
+
+An audit that is not met searches the same table many times: each margin of the credible level
+(:mod:`._margin`), each epsilon of the ladder (:mod:`._frontier`), each alternative
+(:mod:`._alternatives`). Whole searches are remembered by
+:meth:`~._global_recoding.ReleaseSpace.remember`; searches that differ in one option still
+share their parts, kept here:
+
+- the lift test of a lattice node's cells (:meth:`SearchMemo.node_breaks`): it depends on the
+  node, the counts and the lift box, not on the suppression limit or the minimum class size,
+  and across credible levels q1 < q2 the cells it breaks only grow (``betainc(a, b, hi) < q1``
+  implies ``< q2``), so a search at another level tests only the cells the masks known at the
+  other levels leave open;
+- the local refinement of a start (:meth:`SearchMemo.refined`): it depends on the start, the
+  counts, the lift test and the minimum class size, not on the suppression limit.
+
+Each is a deterministic function of its key, so the answers are the ones computed afresh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import TypeVar, cast
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..cells import LiftBox
+
+__all__ = ["SearchMemo"]
+
+FloatArray = NDArray[np.float64]
+T = TypeVar("T")
+
+
+class SearchMemo:
+    """The lattice nodes' lift tests and the local refinements of one count table."""
+
+    #: Largest memory (bytes) of the lift-test masks kept (bit-packed).
+    BREAKS_BYTES = 64 * 2**20
+    #: Most local refinements kept (each holds a plan: levels of every tuple row).
+    MAX_REFINED = 32
+
+    def __init__(self) -> None:
+        self._breaks: dict[Hashable, dict[float | None, tuple[np.ndarray, int]]] = {}
+        self._breaks_bytes = 0
+        self._refined: dict[Hashable, object] = {}
+
+    def node_breaks(
+        self,
+        node: tuple[int, ...],
+        counts_key: Hashable,
+        box: LiftBox,
+        ct: FloatArray,
+        plugin: bool = False,
+    ) -> np.ndarray:
+        """``box.breaks(ct)`` (``plugin``: ``box.breaks_plugin(ct)``) for the cells ``ct`` of
+        ``node`` under the counts identified by ``counts_key`` (integer counts only: see
+        :meth:`LiftBox.breaks`), kept per node, counts and box but its credible level. At a
+        level not yet tested, the cells broken at a smaller level (or by the plug-in test) are
+        broken and those passing at a larger level pass; only the others are tested."""
+        key = (node, counts_key, box.signature)
+        masks = self._breaks.get(key)
+        level = None if plugin else box.confidence
+        if masks is not None and level in masks:
+            packed, n = masks[level]
+            return np.unpackbits(packed, count=n).astype(bool)
+        broken = passing = None
+        rank = -1.0 if level is None else level
+        for other, (packed, n) in (masks or {}).items():
+            mask = np.unpackbits(packed, count=n).astype(bool)
+            if (-1.0 if other is None else other) < rank:
+                broken = mask if broken is None else broken | mask
+            else:
+                passing = ~mask if passing is None else passing | ~mask
+        if plugin:
+            out = np.asarray(box.breaks_plugin(ct), dtype=bool)
+        else:
+            out = np.asarray(box.breaks(ct, broken=broken, passing=passing), dtype=bool)
+        packed = np.packbits(out)
+        if self._breaks_bytes + packed.nbytes <= self.BREAKS_BYTES:
+            self._breaks.setdefault(key, {})[level] = (packed, ct.shape[0])
+            self._breaks_bytes += packed.nbytes
+        return out
+
+    def refined(self, key: Hashable, refine: Callable[[], T]) -> T:
+        """``refine()`` (a local refinement identified by ``key``), made once while at most
+        :attr:`MAX_REFINED` are kept."""
+        if key in self._refined:
+            return cast(T, self._refined[key])
+        out = refine()
+        if len(self._refined) < self.MAX_REFINED:
+            self._refined[key] = out
+        return out
