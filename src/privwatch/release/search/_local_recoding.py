@@ -61,8 +61,9 @@ def _best_splits(
     pu: FloatArray | None,
     whole: bool,
 ) -> tuple[FloatArray, IntArray, list[np.ndarray]]:
-    """Per partition: the best gain, its column (-1: none) and, per column, which rows go to a
-    valid child (one that meets epsilon and holds ``min_class_size`` records).
+    """Per partition: the best gain, its column (-1: none) and, per column, the valid child
+    (one that meets epsilon and holds ``min_class_size`` records) each row goes to (-1: none;
+    a column's children are numbered apart from the other columns').
 
     ``rows``: the tuple rows of the partitions evaluated (whole partitions); ``part``, ``levels``,
     ``done`` and ``counts`` are of those rows; ``pu``: the useful shares of all rows (or None).
@@ -89,16 +90,16 @@ def _best_splits(
         finer = levels[:, j] - 1
         sub = np.flatnonzero((finer >= 0) & ~done[:, j])
         if not sub.size:  # no child in this column: no partition splits on it
-            to_child.append(np.zeros(n, dtype=bool))
+            to_child.append(np.full(n, -1, dtype=np.int64))
             continue
         label = space.tables[j][finer[sub], codes[sub, j]]
         child, n_child = _children(part[sub], n_parts, label, len(space.vocab[j]))
         ct = cell_counts(child, n_child, counts[sub])
         size = ct.sum(1)
         valid = (size > 0) & (size >= least) & ~box.breaks(ct)
-        row_valid = np.zeros(n, dtype=bool)
-        row_valid[sub] = valid[child]
-        to_child.append(row_valid)
+        row_child = np.full(n, -1, dtype=np.int64)
+        row_child[sub] = np.where(valid[child], child, -1)
+        to_child.append(row_child)
         parent = np.empty(n_child, dtype=np.int64)
         parent[child] = part[sub]
         if part_counts is not None:
@@ -106,7 +107,7 @@ def _best_splits(
             if valid.any():
                 rest -= cell_counts(parent[valid], n_parts, ct[valid])
         else:
-            rest = cell_counts(part, n_parts, counts * ~row_valid[:, None])
+            rest = cell_counts(part, n_parts, counts * (row_child < 0)[:, None])
         rest_size = rest.sum(1)
         rest_ok = (rest_size <= 0) | (~box.breaks(rest) & ((rest_size >= least) | exempt))
         any_valid = np.zeros(n_parts, dtype=bool)
@@ -166,22 +167,18 @@ def refine_locally(
             break
         rows = active[split]
         j_rows = col_of_row[split]
-        goes = np.stack(to_child)[j_rows, split]
+        child = np.stack(to_child)[j_rows, split]
+        goes = child >= 0
         child_rows, rest_rows = rows[goes], rows[~goes]
         levels[child_rows, j_rows[goes]] -= 1
         done[child_rows] = False
         done[rest_rows, j_rows[~goes]] = True
-        # new partitions: children by (old partition, new labels); remainders stay together
-        moved = goes.astype(np.int64)
-        key = np.concatenate(
-            [
-                np.stack([part[rows], moved], axis=1),
-                np.where(moved[:, None] == 1, space.keys(levels[rows], rows=rows), -1),
-            ],
-            axis=1,
-        )
-        new, n_new = group_rows(key)
-        part[rows] = n_parts + new
-        n_parts += n_new
+        # new partitions: each valid child of the chosen column (its rows share every other
+        # label: a partition's rows share all of theirs); a remainder keeps its partition
+        if child_rows.size:
+            key = j_rows[goes] * (int(child.max()) + 1) + child[goes]
+            new = pd.factorize(key)[0].astype(np.int64)
+            part[child_rows] = n_parts + new
+            n_parts += int(new.max()) + 1
         active = rows
     return space.plan(levels, np.zeros(levels.shape[0], dtype=bool), "local")
