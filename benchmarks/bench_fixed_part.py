@@ -83,7 +83,8 @@ def duckdb_table(rows: int, work: Path) -> pd.DataFrame:
 def decide_once(counts: pd.DataFrame, epsilon: float, profile: int) -> dict[str, Any]:
     spec = AuditSpec(sensitive=["s"], observed=OBS, epsilon=epsilon, folds=FOLDS, records=False)
     route = EngineRoute("duckdb", "bench")
-    counted = _Counted(counts, "duckdb", "bench", ["s"], list(OBS))
+    holes = counts.iloc[:0][[*OBS, "s"]]  # no missing key in this table
+    counted = _Counted(counts, "duckdb", "bench", ["s"], list(OBS), spec, {}, holes)
     marks: list[tuple[str, float]] = []
     prof = cProfile.Profile(time.process_time) if profile else None  # CPU time: a busy machine
     t0 = time.perf_counter()

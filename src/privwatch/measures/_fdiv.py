@@ -80,7 +80,15 @@ def f_information(p: ArrayLike, f: str | FFunction = "kl", *, atol: float = DEFA
     """
     arr = check_pmf(p, atol=atol)
     gen = resolve_f(f)
-    lift, p_s, p_x = raw_lift(arr)
+    return _f_information_of_lift(raw_lift(arr), f, gen)
+
+
+def _f_information_of_lift(
+    lifted: tuple[FloatArray, FloatArray, FloatArray], f: str | FFunction, gen: FFunction
+) -> float:
+    """:func:`f_information` from ``raw_lift`` of a checked pmf (not modified): the leakage
+    report computes the lift once for its four f-informations (the same values)."""
+    lift, p_s, p_x = lifted
     rows, cols = p_s > 0, p_x > 0
     if not (rows.all() and cols.all()):
         lift, p_s, p_x = lift[rows][:, cols], p_s[rows], p_x[cols]

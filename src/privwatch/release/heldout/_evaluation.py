@@ -230,6 +230,9 @@ class _Evaluation:
         c = self.cell_of[rows]
         alone = self.single[c]
         n, m = self.model.n, self.model
+        at = np.full(self.n_cells, -1, dtype=np.int64)  # each cell's position in ``cells``
+        at[cells] = np.arange(len(cells))
+        lone = at[c[alone]]
         miss = np.ones((n_rep, len(cells)))
         for j, vm in enumerate(fitted):
             k = m.x[:, vm.column]
@@ -244,9 +247,10 @@ class _Evaluation:
                 w = n[rows]
                 for i, r in enumerate(reps):
                     a, b, _ = beta_of_cells(mean[:, i], var[:, i], w, c, self.n_cells, extra)
-                    p = beta_outside(a, b, b_r[i], complement=True)
-                    p[c[alone]] = out[alone, i]
-                    miss[r] *= 1.0 - p[cells]
+                    # the CDFs of the asked cells only (elementwise: the same values)
+                    p = beta_outside(a[cells], b[cells], b_r[i], complement=True)
+                    p[lone] = out[alone, i]
+                    miss[r] *= 1.0 - p
         return 1.0 - miss
 
     def draws(

@@ -238,10 +238,16 @@ def distinct(
     k: FloatArray, n: FloatArray, eta: FloatArray, step: float = ETA_STEP
 ) -> tuple[IntArray, IntArray]:
     """Index of one representative row per distinct (k, n, eta rounded to ``step``), and the
-    representative of every row."""
-    key = np.stack([k, n, np.round(eta / step)], axis=1)
-    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
-    return first.astype(np.int64), inverse.reshape(-1).astype(np.int64)
+    representative of every row (``np.unique(axis=0)``'s lexicographic order and first
+    occurrences, from a stable lexsort: the same arrays, without its slow row comparisons)."""
+    e = np.round(eta / step)
+    order = np.lexsort((e, n, k))
+    ks, ns, es = k[order], n[order], e[order]
+    start = np.ones(len(order), dtype=bool)
+    start[1:] = (ks[1:] != ks[:-1]) | (ns[1:] != ns[:-1]) | (es[1:] != es[:-1])
+    inverse = np.empty(len(order), dtype=np.int64)
+    inverse[order] = np.cumsum(start) - 1
+    return order[start].astype(np.int64), inverse
 
 
 def _likelihood(k: FloatArray, n: FloatArray, eta: FloatArray) -> FloatArray:

@@ -134,10 +134,10 @@ class ReleaseSpace:
         """Label texts of key rows, column by column."""
         return [[self.vocab[j][k] for k in keys[:, j]] for j in range(keys.shape[1])]
 
-    def all_star(self, levels: IntArray) -> np.ndarray:
-        """Whether each tuple row is released as ``*`` in every column at ``levels`` (its top
-        level, or a lower one its hierarchy labels ``*``)."""
-        codes = self.table.codes
+    def all_star(self, levels: IntArray, rows: IntArray | None = None) -> np.ndarray:
+        """Whether each tuple row (all, or ``rows``) is released as ``*`` in every column at
+        ``levels`` (its top level, or a lower one its hierarchy labels ``*``)."""
+        codes = self.table.codes if rows is None else self.table.codes[rows]
         out = np.ones(codes.shape[0], dtype=bool)
         for j in range(codes.shape[1]):
             out &= self.is_star[j][levels[:, j], codes[:, j]]
@@ -195,23 +195,45 @@ class Plan:
 
 
 def cell_information(
-    space: ReleaseSpace, cell_of: IntArray, n_cells: int, counts: FloatArray, total: float
+    space: ReleaseSpace,
+    cell_of: IntArray,
+    n_cells: int,
+    counts: FloatArray,
+    total: float,
+    rows: IntArray | None = None,
+    pu: FloatArray | None = None,
 ) -> FloatArray:
     """Each cell's additive share of the release's information: -p log p (entropy), or with a
-    useful column sum_u p(c, u) log p(c, u) / (p(c) p(u)) (mutual information)."""
+    useful column sum_u p(c, u) log p(c, u) / (p(c) p(u)) (mutual information).
+
+    ``rows``: the tuple rows ``cell_of`` and ``counts`` are of (default all); then ``pu``, the
+    useful shares p(u) of all rows (:func:`useful_shares`), is required."""
     sizes = cell_counts(cell_of, n_cells, counts.sum(1))
     useful = space.table.useful
     if useful is None:
         return entropy_terms(sizes, total)
-    size = sizes / total
     n_u = int(useful.max()) + 1
+    if pu is None:
+        assert rows is None, "a subset of rows needs the shares p(u) of all rows"
+        pu = useful_shares(space, counts, total)
+    if rows is not None:
+        useful = useful[rows]
+    size = sizes / total
     joint = np.zeros((n_cells, n_u))
     np.add.at(joint, (cell_of, useful), counts.sum(1) / total)
-    pu = np.bincount(useful, weights=counts.sum(1), minlength=n_u) / total
     outer = size[:, None] * pu[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(joint > 0, joint * np.log(joint / np.where(outer > 0, outer, 1.0)), 0.0)
     return np.asarray(terms.sum(1), dtype=float)
+
+
+def useful_shares(space: ReleaseSpace, counts: FloatArray, total: float) -> FloatArray:
+    """p(u): each useful value's share of the ``total`` records (``counts`` of every tuple row)."""
+    useful = space.table.useful
+    assert useful is not None
+    n_u = int(useful.max()) + 1
+    out: FloatArray = np.bincount(useful, weights=counts.sum(1), minlength=n_u) / total
+    return out
 
 
 def information(space: ReleaseSpace, cell_of: IntArray, n_cells: int, counts: FloatArray) -> float:

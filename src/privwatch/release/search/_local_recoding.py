@@ -17,16 +17,19 @@ The rows left as ``*`` in every column are suppressed records, and
 ``max_suppressed``.
 
 All partitions are split in the same round, vectorised over the tuple rows (one group-by per
-column and round), so the cost is a few passes over the count table per level of the hierarchies.
+column and round); a round evaluates only the partitions the previous round split (the others
+cannot change), so the whole refinement costs about one pass over the count table per level of
+the hierarchies, not one per round.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from numpy.typing import NDArray
 
 from ..cells import LiftBox, cell_counts, entropy_terms, group_rows
-from ._global_recoding import Plan, ReleaseSpace, cell_information
+from ._global_recoding import Plan, ReleaseSpace, cell_information, useful_shares
 from ._options import MIN_CLASS_SIZE
 
 __all__ = ["refine_locally"]
@@ -35,8 +38,18 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 
+def _children(part: IntArray, n_parts: int, label: IntArray, n_labels: int) -> tuple[IntArray, int]:
+    """:func:`~privwatch.release.cells.group_rows` of the (partition, label) pairs: cells
+    numbered in order of first appearance, from one hash of ``part * n_labels + label``."""
+    if float(n_parts) * float(n_labels) >= 2**62:
+        return group_rows(np.stack([part, label], axis=1))
+    inv = pd.factorize(part * n_labels + label)[0].astype(np.int64)
+    return inv, int(inv.max()) + 1 if inv.size else 0
+
+
 def _best_splits(
     space: ReleaseSpace,
+    rows: IntArray,
     part: IntArray,
     n_parts: int,
     levels: IntArray,
@@ -45,43 +58,68 @@ def _best_splits(
     box: LiftBox,
     total: float,
     min_class_size: int,
+    pu: FloatArray | None,
+    whole: bool,
 ) -> tuple[FloatArray, IntArray, list[np.ndarray]]:
-    """Per partition: the best gain, its column (-1: none) and, per column, which rows go to a
-    valid child (one that meets epsilon and holds ``min_class_size`` records)."""
-    m = levels.shape[1]
+    """Per partition: the best gain, its column (-1: none) and, per column, the valid child
+    (one that meets epsilon and holds ``min_class_size`` records) each row goes to (-1: none;
+    a column's children are numbered apart from the other columns').
+
+    ``rows``: the tuple rows of the partitions evaluated (whole partitions); ``part``, ``levels``,
+    ``done`` and ``counts`` are of those rows; ``pu``: the useful shares of all rows (or None).
+
+    Only the rows that can move one level down in a column form its children; the others stay
+    in their partition's remainder. ``whole``: every count is a whole number (and the total
+    below 2^53), so a remainder is its partition's counts less its valid children's, exactly;
+    else it is summed over its rows. Either way every figure is the one a sum over the rows
+    gives, bit for bit: children keep their rows in row order, and the children a column
+    cannot form would add exact zeros."""
+    n, m = levels.shape
+    codes = space.table.codes[rows]
     least = min_class_size - 1e-9 if min_class_size > 1 else 0.0
     # a remainder released as '*' everywhere is the suppressed cell: no minimum size
     exempt = np.ones(n_parts, dtype=bool)
     if min_class_size > 1:
-        exempt = cell_counts(part, n_parts, space.all_star(levels).astype(float)) > 0
-    before = cell_information(space, part, n_parts, counts, total)
+        exempt = cell_counts(part, n_parts, space.all_star(levels, rows).astype(float)) > 0
+    before = cell_information(space, part, n_parts, counts, total, rows, pu)
+    part_counts = cell_counts(part, n_parts, counts) if whole else None
     best_gain = np.zeros(n_parts)
     best_col = np.full(n_parts, -1, dtype=np.int64)
     to_child: list[np.ndarray] = []
     for j in range(m):
         finer = levels[:, j] - 1
-        ok_row = (finer >= 0) & ~done[:, j]
-        label = np.where(ok_row, space.tables[j][np.maximum(finer, 0), space.table.codes[:, j]], -1)
-        child, n_child = group_rows(np.stack([part, label], axis=1))
-        ct = cell_counts(child, n_child, counts)
+        sub = np.flatnonzero((finer >= 0) & ~done[:, j])
+        if not sub.size:  # no child in this column: no partition splits on it
+            to_child.append(np.full(n, -1, dtype=np.int64))
+            continue
+        label = space.tables[j][finer[sub], codes[sub, j]]
+        child, n_child = _children(part[sub], n_parts, label, len(space.vocab[j]))
+        ct = cell_counts(child, n_child, counts[sub])
         size = ct.sum(1)
-        child_ok = cell_counts(child, n_child, ok_row.astype(float)) > 0
-        valid = child_ok & (size > 0) & (size >= least) & ~box.breaks(ct)
-        row_valid = valid[child]
-        to_child.append(row_valid)
-        rest = cell_counts(part, n_parts, counts * ~row_valid[:, None])
+        valid = (size > 0) & (size >= least) & ~box.breaks(ct)
+        row_child = np.full(n, -1, dtype=np.int64)
+        row_child[sub] = np.where(valid[child], child, -1)
+        to_child.append(row_child)
+        parent = np.empty(n_child, dtype=np.int64)
+        parent[child] = part[sub]
+        if part_counts is not None:
+            rest = part_counts.copy()
+            if valid.any():
+                rest -= cell_counts(parent[valid], n_parts, ct[valid])
+        else:
+            rest = cell_counts(part, n_parts, counts * (row_child < 0)[:, None])
         rest_size = rest.sum(1)
         rest_ok = (rest_size <= 0) | (~box.breaks(rest) & ((rest_size >= least) | exempt))
-        any_valid = cell_counts(part, n_parts, row_valid.astype(float)) > 0
+        any_valid = np.zeros(n_parts, dtype=bool)
+        any_valid[parent[valid]] = True
         # after: valid children apart, the remainder as one cell
         if space.table.useful is None:  # entropy terms of the cell sizes, directly
             after = entropy_terms(np.concatenate([np.where(valid, size, 0.0), rest_size]), total)
         else:
-            cell = np.where(row_valid, child, n_child + part)
-            after = cell_information(space, cell, n_child + n_parts, counts, total)
-        owner = np.empty(n_child + n_parts, dtype=np.int64)
-        owner[child] = part
-        owner[n_child:] = np.arange(n_parts)
+            cell = n_child + part
+            cell[sub] = np.where(valid[child], child, cell[sub])
+            after = cell_information(space, cell, n_child + n_parts, counts, total, rows, pu)
+        owner = np.concatenate([parent, np.arange(n_parts)])
         gain = np.bincount(owner, weights=after, minlength=n_parts) - before
         gain = np.where(rest_ok & any_valid, gain, -np.inf)
         better = gain > np.maximum(best_gain, 1e-12)
@@ -103,37 +141,44 @@ def refine_locally(
     The rows left as ``*`` in every column are the plan's suppressed rows
     (:class:`~._global_recoding.Plan`); the caller checks them against
     ``max_suppressed``.
+
+    Only the partitions split in the previous round are evaluated again: a partition that was
+    not split keeps its rows, levels and done marks, so its best split (every figure of it is a
+    sum over its own rows, in row order) is again none.
     """
     total = float(counts.sum())
+    pu = None if space.table.useful is None else useful_shares(space, counts, total)
+    whole = bool(np.array_equal(counts, np.floor(counts)) and np.abs(counts).sum() < 2**53)
     top = space.n_levels - 1
     levels = start.levels.copy()
     levels[start.suppressed] = top  # suppressed rows are released at the top of every hierarchy
     part, n_parts = group_rows(space.keys(levels, None))
     done = np.zeros(levels.shape, dtype=bool)
-    while True:
+    active = np.arange(levels.shape[0], dtype=np.int64)  # rows whose partition may still split
+    while active.size:
+        sub = pd.factorize(part[active])[0].astype(np.int64)  # any numbering will do
         _, best_col, to_child = _best_splits(
-            space, part, n_parts, levels, done, counts, box, total, min_class_size
-        )
-        col_of_row = best_col[part]
-        split_row = col_of_row >= 0
-        if not split_row.any():
+            space, active, sub, int(sub.max()) + 1, levels[active], done[active],
+            counts[active], box, total, min_class_size, pu, whole,
+        )  # fmt: skip
+        col_of_row = best_col[sub]
+        split = np.flatnonzero(col_of_row >= 0)
+        if not split.size:
             break
-        rows = np.flatnonzero(split_row)
-        j_rows = col_of_row[rows]
-        goes = np.stack(to_child)[j_rows, rows]
+        rows = active[split]
+        j_rows = col_of_row[split]
+        child = np.stack(to_child)[j_rows, split]
+        goes = child >= 0
         child_rows, rest_rows = rows[goes], rows[~goes]
         levels[child_rows, j_rows[goes]] -= 1
         done[child_rows] = False
         done[rest_rows, j_rows[~goes]] = True
-        # new partitions: children by (old partition, new labels); remainders stay together
-        moved = np.zeros(part.size, dtype=np.int64)
-        moved[child_rows] = 1
-        key = np.concatenate(
-            [
-                np.stack([part, split_row.astype(np.int64), moved], axis=1),
-                np.where(moved[:, None] == 1, space.keys(levels), -1),
-            ],
-            axis=1,
-        )
-        part, n_parts = group_rows(key)
+        # new partitions: each valid child of the chosen column (its rows share every other
+        # label: a partition's rows share all of theirs); a remainder keeps its partition
+        if child_rows.size:
+            key = j_rows[goes] * (int(child.max()) + 1) + child[goes]
+            new = pd.factorize(key)[0].astype(np.int64)
+            part[child_rows] = n_parts + new
+            n_parts += int(new.max()) + 1
+        active = rows
     return space.plan(levels, np.zeros(levels.shape[0], dtype=bool), "local")
