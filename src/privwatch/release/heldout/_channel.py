@@ -51,8 +51,6 @@ IntArray = NDArray[np.int64]
 #: the seed of those draws (the figures are a function of the table and the channel).
 SHARE_DRAWS = 400
 SHARE_SEED = 20_261_127
-#: Tuple rows per block of inverse-CDF draws (memory: rows x draws x GRID booleans).
-DRAW_BLOCK = 128
 
 
 def _beta(
@@ -188,11 +186,11 @@ def _tuple_share_draws(
     cdf = np.cumsum(post, 1)
     cdf /= cdf[:, -1:]
     u = rng.random((len(k), SHARE_DRAWS))
-    idx = np.empty(u.shape, dtype=np.int64)
-    for s in range(0, len(k), DRAW_BLOCK):
-        blk = slice(s, s + DRAW_BLOCK)
-        idx[blk] = (cdf[blk, None, :] < u[blk, :, None]).sum(2)
-    r = GRID[np.minimum(idx, len(GRID) - 1)] + (rng.random(u.shape) - 0.5) * STEP
+    # inverse CDF of every row at once: row i's CDF shifted to (i, i + 1], one sorted array
+    shift = np.arange(len(k), dtype=float)[:, None]
+    flat = (cdf + shift).ravel()
+    idx = np.searchsorted(flat, u + shift, side="left") - shift.astype(np.int64) * len(GRID)
+    r = GRID[np.clip(idx, 0, len(GRID) - 1)] + (rng.random(u.shape) - 0.5) * STEP
     return np.asarray(expit(eta[:, None] + r), dtype=float)
 
 
