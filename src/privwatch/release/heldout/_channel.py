@@ -10,10 +10,17 @@ posterior
 the channel-weighted mean of its tuples' shares. The breach share is, as for cells,
 :math:`B = \sum_y W_y 1[\theta_y \notin \text{the lift box}]`. Under the table's tuple model
 (:class:`~._model.HeldOutModel`, the same empirical-Bayes prior as every held-out check) the
-tuples' shares are independent given the prior, so :math:`\theta_y` has mean
-:math:`\sum_x n_x w_{xy} m_x / n_y` and variance :math:`\sum_x n_x^2 w_{xy}^2 v_x / n_y^2`,
-matched by a Beta (a symbol of one tuple: the tuple's posterior exactly); the mass of tuples
-never seen (Good-Turing) joins ``*``. The interval draws, as :func:`~._breach.estimate_breach`,
+tuples' shares are independent given the prior, so :math:`P(\theta_y \notin \text{box})`
+is read off :data:`SHARE_DRAWS` joint draws of the tuples' shares from their posteriors on
+the prior's grid (each grid point's mass spread uniformly over its cell), each draw giving
+every symbol's weighted mean (a symbol of one tuple: the tuple's posterior exactly); the mass
+of tuples never seen (Good-Turing) joins ``*`` at the singletons' mean share. A Beta matching
+the mean :math:`\sum_x n_x w_{xy} m_x / n_y` and variance
+:math:`\sum_x n_x^2 w_{xy}^2 v_x / n_y^2` gives the worst log-lift's interval only: where a
+tuple's posterior has two modes (a rare value's ordinary share, or a planted one ten times
+it) the matched Beta is J-shaped and puts mass near 0 that no mixture of those tuples has,
+so symbols far inside the box's lower edge were counted half breaking (BENCHMARKS.md, #41
+item 6, fourth pass). The interval draws, as :func:`~._breach.estimate_breach`,
 the prior family, G and p(s) (:data:`~._verdict.REPLICATES` replicates), each symbol breaking
 with its probability, and the symbol masses from their Dirichlet: :data:`~._verdict.DRAWS`
 draws, 2.5 % and 97.5 % quantiles. One approximation more than for cells: symbols that share a
@@ -26,18 +33,24 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
+from scipy.special import expit, log_expit
 
 from ..cells import CountTable, LiftBox
 from ._breach import HeldOut, _unseen_mass, _worst
 from ._evaluation import DECIDED, _beta_share, _share_draws, beta_outside, value_bounds, values_of
 from ._model import HeldOutModel, ValueModel
 from ._posterior import posteriors
+from ._prior import GRID, STEP, log_prior, stratum_of
 from ._verdict import DRAWS, REPLICATES
 
 __all__ = ["estimate_channel_breach", "tuple_breach"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
+#: Joint draws of the tuples' shares that give a symbol of several tuples its P(breaks), and
+#: the seed of those draws (the figures are a function of the table and the channel).
+SHARE_DRAWS = 400
+SHARE_SEED = 20_261_127
 
 
 def _beta(
@@ -67,6 +80,33 @@ class _Symbols:
         lone = np.flatnonzero(self.single)
         self.lone_row = self.rows[w.indices[w.indptr[lone]]]
         self.lone = lone
+        self.multi = np.flatnonzero(~self.single & (n_in > 0))
+        wm = sparse.csr_array(w[:, self.multi])
+        self.mixed = np.flatnonzero(np.diff(wm.indptr) > 0)  # positions in rows
+        self.w_multi = sparse.csr_array(wm[self.mixed])
+
+    def mixed_outside(
+        self, vm: ValueModel, alpha: FloatArray, eta: FloatArray, bounds: tuple[float, float]
+    ) -> FloatArray:
+        """P(share outside ``bounds``) of the symbols of several tuples (``self.multi``), from
+        SHARE_DRAWS joint draws of their tuples' shares under the prior ``alpha`` (module
+        docstring); ``eta`` of the tuple rows ``self.rows``."""
+        if not len(self.multi):
+            return np.zeros(0)
+        m = self.model
+        pos = self.mixed
+        rows = self.rows[pos]
+        theta = _tuple_share_draws(alpha, m.x[rows, vm.column], m.n[rows], eta[pos], vm.column)
+        n = m.n[rows]
+        n_c = np.asarray(self.w_multi.T @ n, dtype=float)
+        num = np.asarray(self.w_multi.T @ (n[:, None] * theta), dtype=float)
+        at_star = np.flatnonzero(self.multi == self.star)
+        if len(at_star) and self.unseen > 0:
+            n_c[at_star] += self.unseen
+            num[at_star] += self.unseen * self._extra_mean
+        share = num / np.maximum(n_c, 1e-300)[:, None]
+        lo, hi = bounds
+        return np.asarray(((share < lo) | (share > hi)).mean(1), dtype=float)
 
     def _extra(self, mean: FloatArray) -> float:
         n = self.model.n
@@ -88,6 +128,8 @@ class _Symbols:
         self._extra_mean = self._extra(vm.mean)
         a, b, size = self.beta(vm.mean[self.rows], vm.var[self.rows])
         p = beta_outside(a, b, bounds)
+        f = vm.fitted
+        p[self.multi] = self.mixed_outside(vm, f.alpha, f.eta[self.rows], bounds)
         if len(self.lone):
             p[self.lone] = vm.out(self.model, bounds, self.lone_row)
         return p, size, a, b
@@ -114,6 +156,7 @@ class _Symbols:
                     self._extra_mean = self._extra_of_rows(mean[:, i])
                     a, b, _ = self.beta(mean[:, i], var[:, i])
                     p = beta_outside(a, b, b_r[i])
+                    p[self.multi] = self.mixed_outside(vm, alphas[i], eta, b_r[i])
                     p[self.lone] = out[lone_pos, i]
                     miss[r] *= 1.0 - p
         return 1.0 - miss
@@ -122,6 +165,33 @@ class _Symbols:
         full = np.zeros(len(self.model.n))
         full[self.rows] = mean_rows
         return self._extra(full)
+
+
+def _tuple_share_draws(
+    alpha: FloatArray, k: FloatArray, n: FloatArray, eta: FloatArray, column: int
+) -> FloatArray:
+    """SHARE_DRAWS draws (rows x draws) of each tuple's share from its posterior on GRID under
+    the G of its size stratum (``alpha``: :attr:`~._prior.Fitted.alpha`), each grid point's
+    mass spread uniformly over its cell; the generator is seeded by SHARE_SEED and ``column``."""
+    rng = np.random.default_rng([SHARE_SEED, column])
+    post = np.empty((len(k), len(GRID)))
+    stratum = stratum_of(n)
+    for s in np.unique(stratum).tolist():
+        idx = np.flatnonzero(stratum == s)
+        z = eta[idx, None] + GRID[None, :]
+        ll = k[idx, None] * log_expit(z) + (n - k)[idx, None] * log_expit(-z)
+        ll += log_prior(alpha[1 + s])[None, :]
+        ll -= ll.max(1, keepdims=True)
+        post[idx] = np.exp(ll)
+    cdf = np.cumsum(post, 1)
+    cdf /= cdf[:, -1:]
+    u = rng.random((len(k), SHARE_DRAWS))
+    # inverse CDF of every row at once: row i's CDF shifted to (i, i + 1], one sorted array
+    shift = np.arange(len(k), dtype=float)[:, None]
+    flat = (cdf + shift).ravel()
+    idx = np.searchsorted(flat, u + shift, side="left") - shift.astype(np.int64) * len(GRID)
+    r = GRID[np.clip(idx, 0, len(GRID) - 1)] + (rng.random(u.shape) - 0.5) * STEP
+    return np.asarray(expit(eta[:, None] + r), dtype=float)
 
 
 def estimate_channel_breach(
