@@ -41,7 +41,7 @@ from ._memo import SearchMemo
 from ._options import MAX_NODES, MIN_CLASS_SIZE
 from ._suppression import choose_suppression
 
-__all__ = ["Plan", "ReleaseSpace", "finest_bound", "search_global"]
+__all__ = ["Plan", "ReleaseSpace", "counts_digest", "finest_bound", "search_global"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -353,6 +353,12 @@ def evaluate_node(
     return bound, NodeResult(levels, value, share, suppressed_rows=sup_cells[cell_of])
 
 
+def counts_digest(counts: FloatArray) -> bytes:
+    """A digest of ``counts`` (a count table's rows), under which what is computed from them
+    is remembered: whole searches (:meth:`ReleaseSpace.remember`) and the nodes' lift tests."""
+    return hashlib.blake2b(np.ascontiguousarray(counts).tobytes(), digest_size=16).digest()
+
+
 def search_global(
     space: ReleaseSpace,
     counts: FloatArray,
@@ -361,6 +367,7 @@ def search_global(
     *,
     max_nodes: int = MAX_NODES,
     min_class_size: int = MIN_CLASS_SIZE,
+    digest: bytes | None = None,
 ) -> tuple[NodeResult, int]:
     """Best-first search of the lattice; returns the best node and how many were evaluated.
 
@@ -371,13 +378,14 @@ def search_global(
     The all-``*`` release (every record in one cell, lift 1 everywhere, every record
     suppressed) is the last resort, so a result always exists; it keeps no information and is
     the only release allowed past ``max_suppressed``.
+
+    ``digest``: :func:`counts_digest` of ``counts`` when the caller has it already.
     """
 
     # the nodes' lift tests are remembered per counts (integer counts only: LiftBox.breaks)
     counts_key: Hashable | None = None
     if np.array_equal(counts, np.round(counts)):
-        digest = hashlib.blake2b(np.ascontiguousarray(counts).tobytes(), digest_size=16)
-        counts_key = (counts.shape, digest.digest())
+        counts_key = (counts.shape, counts_digest(counts) if digest is None else digest)
 
     def evaluate(node: tuple[int, ...]) -> tuple[float, NodeResult | None]:
         return evaluate_node(

@@ -19,6 +19,7 @@ from ._global_recoding import (
     FloatArray,
     Plan,
     ReleaseSpace,
+    counts_digest,
     finest_bound,
     information,
     release_cells,
@@ -113,7 +114,7 @@ class Fitter:
         space is returned again (:meth:`ReleaseSpace.remember`): the held-out check of a
         release already searched, the frontier point of an epsilon the proposal searched.
         """
-        digest = hashlib.blake2b(np.ascontiguousarray(counts).tobytes(), digest_size=16).digest()
+        digest = counts_digest(counts)
         return self.space.remember((self.options, digest), lambda: self._search(counts, digest))
 
     def _refined(self, start: Plan, counts: FloatArray, digest: bytes) -> Plan:
@@ -145,6 +146,7 @@ class Fitter:
             o.max_suppressed,
             max_nodes=o.max_nodes,
             min_class_size=o.min_class_size,
+            digest=digest,
         )
         plan, value_local = best.plan, None
         if o.local:
