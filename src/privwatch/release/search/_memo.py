@@ -65,17 +65,17 @@ class SearchMemo:
         if masks is not None and level in masks:
             packed, n = masks[level]
             return np.unpackbits(packed, count=n).astype(bool)
-        broken = passing = None
-        rank = -1.0 if level is None else level
-        for other, (packed, n) in (masks or {}).items():
-            mask = np.unpackbits(packed, count=n).astype(bool)
-            if (-1.0 if other is None else other) < rank:
-                broken = mask if broken is None else broken | mask
-            else:
-                passing = ~mask if passing is None else passing | ~mask
         if plugin:
             out = np.asarray(box.breaks_plugin(ct), dtype=bool)
         else:
+            broken = passing = None
+            rank = -1.0 if level is None else level  # the plug-in test: below every level
+            for other, (packed, n) in (masks or {}).items():
+                mask = np.unpackbits(packed, count=n).astype(bool)
+                if (-1.0 if other is None else other) < rank:
+                    broken = mask if broken is None else broken | mask
+                else:
+                    passing = ~mask if passing is None else passing | ~mask
             out = np.asarray(box.breaks(ct, broken=broken, passing=passing), dtype=bool)
         packed = np.packbits(out)
         if self._breaks_bytes + packed.nbytes <= self.BREAKS_BYTES:
