@@ -78,16 +78,15 @@ def f_information(p: ArrayLike, f: str | FFunction = "kl", *, atol: float = DEFA
     >>> round(f_information([[0.5, 0.0], [0.0, 0.5]], "tv"), 12)
     0.5
     """
-    arr = check_pmf(p, atol=atol)
-    gen = resolve_f(f)
-    return _f_information_of_lift(raw_lift(arr), f, gen)
+    return _f_information_of_lift(raw_lift(check_pmf(p, atol=atol)), f)
 
 
 def _f_information_of_lift(
-    lifted: tuple[FloatArray, FloatArray, FloatArray], f: str | FFunction, gen: FFunction
+    lifted: tuple[FloatArray, FloatArray, FloatArray], f: str | FFunction
 ) -> float:
     """:func:`f_information` from ``raw_lift`` of a checked pmf (not modified): the leakage
     report computes the lift once for its four f-informations (the same values)."""
+    gen = resolve_f(f)
     lift, p_s, p_x = lifted
     rows, cols = p_s > 0, p_x > 0
     if not (rows.all() and cols.all()):

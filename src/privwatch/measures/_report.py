@@ -12,7 +12,7 @@ from .._validation import DEFAULT_ATOL, check_alpha, check_base, check_pmf
 from ._alpha import _max_leakage_nats, arimoto_mi, sibson_mi
 from ._bayes import bayes_error, bayes_leakage, guessing_probability
 from ._common import marginals, raw_lift
-from ._fdiv import F_FUNCTIONS, _f_information_of_lift
+from ._fdiv import _f_information_of_lift
 from ._ldp import ldp_epsilon
 from ._lift import lift_epsilon
 from ._shannon import _mi_nats, entropy
@@ -104,10 +104,10 @@ def leakage_report(
         sibson_mi=sibson_mi(arr, a, base=b, atol=atol),
         arimoto_mi=arimoto_mi(arr, a, base=b, atol=atol),
         maximal_leakage=_max_leakage_nats(arr) * scale,
-        kl_information=_f_information_of_lift(lifted, "kl", F_FUNCTIONS["kl"]),
-        chi2_information=_f_information_of_lift(lifted, "chi2", F_FUNCTIONS["chi2"]),
-        tv_information=_f_information_of_lift(lifted, "tv", F_FUNCTIONS["tv"]),
-        hellinger_information=_f_information_of_lift(lifted, "hellinger", F_FUNCTIONS["hellinger"]),
+        kl_information=_f_information_of_lift(lifted, "kl"),
+        chi2_information=_f_information_of_lift(lifted, "chi2"),
+        tv_information=_f_information_of_lift(lifted, "tv"),
+        hellinger_information=_f_information_of_lift(lifted, "hellinger"),
         guessing_probability=guessing_probability(arr, atol=atol),
         prior_guessing_probability=float(np.max(p_s)),
         bayes_error=bayes_error(arr, atol=atol),
