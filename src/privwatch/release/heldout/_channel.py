@@ -33,14 +33,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 from scipy import sparse
-from scipy.special import expit, log_expit
+from scipy.special import expit
 
 from ..cells import CountTable, LiftBox
 from ._breach import HeldOut, _unseen_mass, _worst
 from ._evaluation import DECIDED, _beta_share, _share_draws, beta_outside, value_bounds, values_of
 from ._model import HeldOutModel, ValueModel
 from ._posterior import posteriors
-from ._prior import GRID, STEP, log_prior, stratum_of
+from ._prior import GRID, STEP, grid_log_likelihood, log_prior, stratum_of
 from ._verdict import DRAWS, REPLICATES
 
 __all__ = ["estimate_channel_breach", "tuple_breach"]
@@ -178,8 +178,7 @@ def _tuple_share_draws(
     stratum = stratum_of(n)
     for s in np.unique(stratum).tolist():
         idx = np.flatnonzero(stratum == s)
-        z = eta[idx, None] + GRID[None, :]
-        ll = k[idx, None] * log_expit(z) + (n - k)[idx, None] * log_expit(-z)
+        ll = grid_log_likelihood(k[idx], n[idx], eta[idx])
         ll += log_prior(alpha[1 + s])[None, :]
         ll -= ll.max(1, keepdims=True)
         post[idx] = np.exp(ll)

@@ -250,10 +250,16 @@ def distinct(
     return order[start].astype(np.int64), inverse
 
 
+def grid_log_likelihood(k: FloatArray, n: FloatArray, eta: FloatArray) -> FloatArray:
+    """Binomial log-likelihood of each row's counts (``k`` of ``n``) at every grid point, the
+    share there being expit(eta + GRID) (rows x GRID)."""
+    z = eta[:, None] + GRID[None, :]
+    return np.asarray(k[:, None] * log_expit(z) + (n - k)[:, None] * log_expit(-z), dtype=float)
+
+
 def _likelihood(k: FloatArray, n: FloatArray, eta: FloatArray) -> FloatArray:
     """Binomial likelihood of each row's counts at every grid point, scaled to max 1 per row."""
-    z = eta[:, None] + GRID[None, :]
-    ll = k[:, None] * log_expit(z) + (n - k)[:, None] * log_expit(-z)
+    ll = grid_log_likelihood(k, n, eta)
     ll -= ll.max(1, keepdims=True)
     return np.asarray(np.exp(ll), dtype=float)
 
