@@ -84,6 +84,7 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "theory.symmetric_pair_mi": {"p": 0.3, "m": 3},
     "datasets.symmetric_pair": {"n": 20, "m": 3, "p": 0.3},
     "measures.nmil": {"p_x": np.array([0.4, 0.6]), "k": K},
+    "measures.nested_leakage_reports": {"order": np.array([2, 0, 1]), "kept": np.array([0, 3, 1])},
     "measures.t_closeness": {"counts": COUNTS},
     "measures.delta_presence": {"sample_sizes": np.array([0, 1, 3]), "population_sizes": [2, 4, 3]},
     "measures.global_risk": {"sample_sizes": np.array([1, 2]), "class_risk": [0.5, 0.25]},

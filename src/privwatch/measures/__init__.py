@@ -9,6 +9,7 @@ from ._bayes import bayes_error, bayes_leakage, guessing_probability
 from ._fdiv import F_FUNCTIONS, f_information
 from ._ldp import ldp_epsilon
 from ._lift import lift, lift_epsilon, log_lift, subset_log_lift
+from ._nested import nested_leakage_reports
 from ._reid import (
     DeltaPresence,
     ReidSummary,
@@ -81,6 +82,7 @@ __all__ = [
     "marketer_risk",
     "maximal_leakage",
     "mutual_information",
+    "nested_leakage_reports",
     "nmil",
     "pitman_uniques",
     "population_uniques",

@@ -174,12 +174,16 @@ class WatchdogUtility:
         return asdict(self)
 
 
-def _utility(p_x: FloatArray, keep: NDArray[np.bool_]) -> WatchdogUtility:
-    h = -float(xlogy(p_x, p_x).sum())
+def _utility(
+    p_x: FloatArray, keep: NDArray[np.bool_], xlogx: FloatArray | None = None
+) -> WatchdogUtility:
+    """``xlogx`` is ``xlogy(p_x, p_x)`` when the caller already has it (a curve of thresholds)."""
+    terms = xlogy(p_x, p_x) if xlogx is None else xlogx
+    h = -float(terms.sum())
     flagged = p_x[~keep]
     mass = float(flagged.sum())
     # I(X;Y) = H_{X_eps} - P(X^c) log P(X^c) = H(X) - P(X^c) H(X | X in X^c)
-    info = -float(xlogy(p_x[keep], p_x[keep]).sum()) - float(xlogy(mass, mass))
+    info = -float(terms[keep].sum()) - float(xlogy(mass, mass))
     info = min(max(info, 0.0), h)
     return WatchdogUtility(
         utility_mi=info,

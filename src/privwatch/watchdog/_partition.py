@@ -75,7 +75,13 @@ def _set_abs_log_lift(
 ) -> tuple[FloatArray, FloatArray] | None:
     """``(P(s, A), |i(s, A)|)`` over sensitive values of positive probability, for the set A of
     observed symbols in ``mask``; None when P(A) = 0 (empty or null set)."""
-    joint_a = p[:, mask].sum(axis=1)
+    return _merged_abs_log_lift(p[:, mask].sum(axis=1), p_s)
+
+
+def _merged_abs_log_lift(
+    joint_a: FloatArray, p_s: FloatArray
+) -> tuple[FloatArray, FloatArray] | None:
+    """:func:`_set_abs_log_lift` from the set's column ``joint_a[s] = P(s, A)``."""
     p_a = float(joint_a.sum())
     if p_a <= 0:
         return None

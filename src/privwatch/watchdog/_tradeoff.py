@@ -8,17 +8,19 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
+from scipy.special import xlogy
 
 from .._validation import DEFAULT_ATOL, check_nonnegative, check_pmf
 from ..exceptions import ValidationError
 from ..joint import encode_sensitive
-from ..measures import LeakageReport, leakage_report
+from ..measures import LeakageReport, nested_leakage_reports
 from ._bounds import _gamma
-from ._mechanism import _effective_level, _utility
-from ._partition import _symbol_risk
+from ._mechanism import _utility
+from ._partition import _merged_abs_log_lift, _symbol_risk
 from ._records import record_guarantee
-from ._relaxed import _breach
-from ._table import release_joint
+from ._relaxed import LIFT_TOL
+
+FloatArray = NDArray[np.float64]
 
 __all__ = ["TradeoffCurve", "record_tradeoff", "tradeoff"]
 
@@ -98,27 +100,59 @@ def tradeoff(
     arr = check_pmf(p, atol=atol)
     eps_list = _thresholds(epsilons)
     risk = _symbol_risk(arr)  # one pass; each epsilon only re-thresholds it
-    p_x = arr.sum(axis=0)
+    p_x, p_s = arr.sum(axis=0), arr.sum(axis=1)
+    xlogx = np.asarray(xlogy(p_x, p_x), dtype=np.float64)  # _utility's terms, once
+    kept_breach = _KeptBreach(arr, p_s, risk)
     rows: list[tuple[float, ...]] = []
-    reports: list[LeakageReport] = []
-    # the kept sets {risk <= eps} are nested, so their size names them: thresholds that keep
-    # the same symbols share one release and its report
-    by_kept: dict[int, LeakageReport] = {}
     for eps in eps_list:
         keep = risk <= eps
-        util = _utility(p_x, keep)
-        randomized, effective = _effective_level(arr, keep, risk)
-        gamma = _gamma(p_x, keep, eps)
-        breach = _breach(arr, keep, eps)
-        rows.append((eps, util.utility_mi, util.nmil, gamma, effective, randomized,
-                     util.flagged_probability, breach))  # fmt: skip
-        # the merged release: kept columns plus one column for the flagged set (no dense
-        # |X| x |X| channel; every X^c-invariant randomization gives the same leakage)
-        n_kept = int(keep.sum())
-        if n_kept not in by_kept:
-            by_kept[n_kept] = leakage_report(release_joint(arr, keep), alpha=alpha)
-        reports.append(by_kept[n_kept])
+        util = _utility(p_x, keep, xlogx)
+        kept_level = float(risk[keep].max()) if keep.any() else 0.0
+        # the flagged set's column P(s, X^c), shared by its level and its breach (Sadeghi
+        # eq. (2), (10)); the same sums as _effective_level's and _breach's
+        found = _merged_abs_log_lift(arr[:, ~keep].sum(axis=1), p_s) if (~keep).any() else None
+        randomized = 0.0 if found is None else float(found[1].max())
+        set_breach = 0.0 if found is None else float(found[0][found[1] > eps + LIFT_TOL].sum())
+        breach = kept_breach(keep, eps) + set_breach
+        rows.append((eps, util.utility_mi, util.nmil, _gamma(p_x, keep, eps),
+                     max(kept_level, randomized), randomized, util.flagged_probability,
+                     breach))  # fmt: skip
+    # the merged releases' reports: the kept sets {risk <= eps} are nested, so every report is
+    # a running sum over the columns ranked by risk (one pass, not one report per threshold)
+    order = np.argsort(risk, kind="stable")
+    counts = np.searchsorted(risk[order], np.asarray(eps_list, dtype=np.float64), side="right")
+    reports = nested_leakage_reports(arr, order, counts, alpha=alpha, atol=atol)
     return _curve(rows, reports)
+
+
+class _KeptBreach:
+    """The kept symbols' part of eq. (11), sum over kept x of delta({x}) at each threshold, as
+    :func:`_breach` computes it, with each cell's |log-lift| computed once. A kept symbol x has
+    risk(x) <= eps, so only a cell with |i(s, x)| > risk(x) + tol can ever breach (in float
+    arithmetic too: eps >= risk(x) gives eps + tol >= risk(x) + tol); the other cells are
+    never summed (nor cells of zero mass), and the sums of the rest are the same as
+    :func:`_singleton_breach`'s. Such a cell needs a product p(s) p(x) that underflows (the
+    risk itself is computed as (p / p(x)) / p(s)); usually there is none."""
+
+    def __init__(self, p: FloatArray, p_s: FloatArray, risk: FloatArray) -> None:
+        p_x = p.sum(axis=0)
+        rows = p_s > 0
+        denom = p_s[rows, None] * np.where(p_x > 0, p_x, 1.0)[None, :]
+        with np.errstate(divide="ignore"):
+            ll = np.abs(np.log(p[rows] / denom))
+        mass = p[rows]
+        self.live = np.flatnonzero(((ll > risk[None, :] + LIFT_TOL) & (mass > 0)).any(axis=0))
+        self.ll, self.mass, self.n = ll[:, self.live], mass[:, self.live], p.shape[1]
+
+    def __call__(self, keep: NDArray[np.bool_], eps: float) -> float:
+        single = np.zeros(self.n)
+        if self.live.size:
+            hit = np.where(self.ll > eps + LIFT_TOL, self.mass, 0.0)
+            column = hit[0].copy()
+            for row in hit[1:]:  # row by row, the order of numpy's sum over axis 0
+                column += row
+            single[self.live] = column
+        return float(single[keep].sum())
 
 
 def record_tradeoff(
