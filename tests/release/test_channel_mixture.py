@@ -56,3 +56,32 @@ def test_the_figures_are_a_function_of_the_table_and_the_channel() -> None:
     a, b = _held(table, w, 0), _held(table, w, 0)
     assert a.breach_probability == b.breach_probability
     assert a.breach_probability_ci == b.breach_probability_ci
+
+
+def test_a_star_of_unseen_mass_only_is_as_uncertain_as_the_singletons_it_is_read_from() -> None:
+    # every seen tuple sent to its own symbol: ``*`` holds only the mass of tuples never seen,
+    # its share read from the 20 tuples seen once, so it is neither surely inside the box nor
+    # surely outside (before: a pseudo-tuple of known share, P exactly 0 or 1)
+    from scipy.special import expit
+
+    from privwatch.release.heldout._channel import _Symbols
+    from privwatch.release.heldout._evaluation import values_of
+
+    rng = np.random.default_rng(17)
+    n = np.r_[np.full(20, 1.0), np.full(180, 12.0)]
+    k = rng.binomial(n.astype(int), expit(rng.normal(-2.2, 0.8, 200))).astype(float)
+    counts = np.stack([k, n - k], 1)
+    per_fold = np.zeros((*counts.shape, 5))
+    for t, s in np.ndindex(counts.shape):
+        per_fold[t, s] = np.bincount(rng.integers(0, 5, int(counts[t, s])), minlength=5)
+    codes = np.stack([np.arange(200) % 7, np.arange(200) // 7], 1)
+    table = CountTable(("x", "y"), ("s",), codes, per_fold, [("r",), ("o",)])
+    HeldOutModel._cache.clear()
+    box = LiftBox(table.total().sum(0), table.marginals(), 0.3, "both")
+    model = HeldOutModel.of(table, box.projection)
+    (value,) = values_of(box)
+    vm = model.value(value.column, value.prior)
+    w = sparse.csr_array((np.ones(200), (np.arange(200), np.arange(200))), shape=(200, 201))
+    p, size, _, _ = _Symbols(model, w, 200).point(vm, value.bounds)
+    assert size[200] == 20.0
+    assert 0.01 < p[200] < 0.99

@@ -254,3 +254,33 @@ def test_small_tuples_get_the_spread_of_their_own_size_stratum() -> None:
     pooled[1:] = pooled[0]
     one = posteriors(pooled, np.array([1.0]), np.array([2.0]), fitted.eta[:1], [wide])
     assert own[2][0, 0] > one[2][0, 0] + 0.2
+
+
+def test_a_cell_of_unseen_mass_only_is_as_uncertain_as_the_singletons_it_is_read_from() -> None:
+    # every seen tuple released as its own cell: the all-* cell holds only the mass of tuples
+    # never seen (Good-Turing), its share read from the 20 tuples seen once. A share averaged
+    # over 20 records is not known to a point: the cell is neither surely inside the box nor
+    # surely outside it (before, a pseudo-tuple of known share: P exactly 0 or 1; BENCHMARKS.md,
+    # #41 item 6, fifth pass)
+    from privwatch.release.heldout._evaluation import _Evaluation
+
+    rng = np.random.default_rng(17)
+    n = np.r_[np.full(20, 1.0), np.full(180, 12.0)]
+    k = rng.binomial(n.astype(int), expit(rng.normal(-2.2, 0.8, 200))).astype(float)
+    table = _table(np.stack([k, n - k], axis=1), _codes(200))
+    HeldOutModel._cache.clear()
+    box = LiftBox(table.total().sum(0), table.marginals(), 0.3, "both")
+    model = HeldOutModel.of(table, box.projection)
+    (value,) = values_of(box)
+    vm = model.value(value.column, value.prior)
+    cell_of = 1 + np.arange(200)  # cell 0, the all-* cell, holds no seen tuple
+    ev = _Evaluation(model, cell_of, 201, (0, 20.0))
+    p, size, a, b = ev.point(vm, value.bounds)
+    assert size[0] == 20.0
+    assert 0.01 < p[0] < 0.99
+    # its variance is that of the singletons' average share: sum_x v_x / 20^2
+    once = model.n == 1.0
+    mean = vm.mean[once].mean()
+    var = vm.var[once].sum() / 20.0**2
+    assert a[0] / (a[0] + b[0]) == pytest.approx(mean)
+    assert a[0] * b[0] / ((a[0] + b[0]) ** 2 * (a[0] + b[0] + 1)) == pytest.approx(var)

@@ -28,7 +28,10 @@ free of the winner's curse. Then (:mod:`._evaluation`)
   are one, computed once exactly);
 - ``breach_probability`` = sum_c W_c P_c / sum_c W_c, with W_c the cell's records, the
   suppressed cell also holding the mass of tuples never seen (Good-Turing: the share of records
-  whose tuple occurs once);
+  whose tuple occurs once) as a pseudo-tuple whose share is that of the tuples seen once: the
+  mean of their posterior means, with the variance of their average, sum_x v_x / n_1^2, under
+  the fitted prior and under each replicate (a share read from n_1 records is not known to a
+  point);
 - the interval: 2.5 % and 97.5 % quantiles of sum_c W_c I_c / sum_c W_c with I_c ~
   Bernoulli(P_c) independent, W ~ Dirichlet(records) (Bayesian bootstrap), over ``replicates``
   draws of what the model is unsure of: the prior family (re-chosen on bootstrap weights), G

@@ -14,7 +14,8 @@ tuples' shares are independent given the prior, so :math:`P(\theta_y \notin \tex
 is read off :data:`SHARE_DRAWS` joint draws of the tuples' shares from their posteriors on
 the prior's grid (each grid point's mass spread uniformly over its cell), each draw giving
 every symbol's weighted mean (a symbol of one tuple: the tuple's posterior exactly); the mass
-of tuples never seen (Good-Turing) joins ``*`` at the singletons' mean share. A Beta matching
+of tuples never seen (Good-Turing) joins ``*`` with a share drawn from the Beta of the
+singletons' average share (its mean and variance, as for cells). A Beta matching
 the mean :math:`\sum_x n_x w_{xy} m_x / n_y` and variance
 :math:`\sum_x n_x^2 w_{xy}^2 v_x / n_y^2` gives the worst log-lift's interval only: where a
 tuple's posterior has two modes (a rare value's ordinary share, or a planted one ten times
@@ -103,16 +104,21 @@ class _Symbols:
         at_star = np.flatnonzero(self.multi == self.star)
         if len(at_star) and self.unseen > 0:
             n_c[at_star] += self.unseen
-            num[at_star] += self.unseen * self._extra_mean
+            num[at_star] += self.unseen * _unseen_share_draws(self._extra_moments, vm.column)
         share = num / np.maximum(n_c, 1e-300)[:, None]
         lo, hi = bounds
         return np.asarray(((share < lo) | (share > hi)).mean(1), dtype=float)
 
-    def _extra(self, mean: FloatArray) -> float:
+    def _extra(self, mean: FloatArray, var: FloatArray) -> tuple[float, float]:
+        """The unseen pseudo-tuple's share: the mean of the posterior means of the tuples seen
+        once, and the variance of their average, sum_x v_x / n_1^2 (as for cells,
+        :meth:`~._evaluation._Evaluation._extra`)."""
         n = self.model.n
         once = np.isclose(n, 1.0)
-        ref = mean[once] if once.any() else mean[n > 0]
-        return float(ref.mean()) if len(ref) else 0.5
+        sel = once if once.any() else n > 0
+        if not sel.any():
+            return 0.5, 0.0
+        return float(mean[sel].mean()), float(var[sel].sum()) / int(sel.sum()) ** 2
 
     def beta(self, mean: FloatArray, var: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Beta (a, b) of every symbol and its records, from the tuples' (rows') moments."""
@@ -121,11 +127,12 @@ class _Symbols:
         m_c = np.asarray(self.w.T @ (n * mean), dtype=float)
         v_c = np.asarray(self.w2.T @ (n**2 * var), dtype=float)
         n_c[self.star] += self.unseen
-        m_c[self.star] += self.unseen * self._extra_mean
+        m_c[self.star] += self.unseen * self._extra_moments[0]
+        v_c[self.star] += self.unseen**2 * self._extra_moments[1]
         return _beta(n_c, m_c, v_c)
 
     def point(self, vm: ValueModel, bounds: tuple[float, float]) -> tuple[FloatArray, ...]:
-        self._extra_mean = self._extra(vm.mean)
+        self._extra_moments = self._extra(vm.mean, vm.var)
         a, b, size = self.beta(vm.mean[self.rows], vm.var[self.rows])
         p = beta_outside(a, b, bounds)
         f = vm.fitted
@@ -153,7 +160,7 @@ class _Symbols:
                 b_r = [bounds[r][j] for r in reps]
                 mean, var, out = posteriors(alphas, k[rows], m.n[rows], eta, b_r)
                 for i, r in enumerate(reps):
-                    self._extra_mean = self._extra_of_rows(mean[:, i])
+                    self._extra_moments = self._extra_of_rows(mean[:, i], var[:, i])
                     a, b, _ = self.beta(mean[:, i], var[:, i])
                     p = beta_outside(a, b, b_r[i])
                     p[self.multi] = self.mixed_outside(vm, alphas[i], eta, b_r[i])
@@ -161,10 +168,22 @@ class _Symbols:
                     miss[r] *= 1.0 - p
         return 1.0 - miss
 
-    def _extra_of_rows(self, mean_rows: FloatArray) -> float:
-        full = np.zeros(len(self.model.n))
-        full[self.rows] = mean_rows
-        return self._extra(full)
+    def _extra_of_rows(self, mean_rows: FloatArray, var_rows: FloatArray) -> tuple[float, float]:
+        mean, var = np.zeros(len(self.model.n)), np.zeros(len(self.model.n))
+        mean[self.rows], var[self.rows] = mean_rows, var_rows
+        return self._extra(mean, var)
+
+
+def _unseen_share_draws(moments: tuple[float, float], column: int) -> FloatArray:
+    """SHARE_DRAWS draws of the unseen pseudo-tuple's share: the Beta of its mean and variance
+    (its mean alone where the variance is 0); seeded by SHARE_SEED and ``column``."""
+    mean, var = moments
+    m = min(max(mean, 1e-12), 1 - 1e-12)
+    if var <= 0:
+        return np.full(SHARE_DRAWS, m)
+    phi = m * (1 - m) / min(var, m * (1 - m) * (1 - 1e-9)) - 1.0
+    rng = np.random.default_rng([SHARE_SEED, column, 1])
+    return np.asarray(rng.beta(m * phi, (1 - m) * phi, SHARE_DRAWS), dtype=float)
 
 
 def _tuple_share_draws(

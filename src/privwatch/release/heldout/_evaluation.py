@@ -4,7 +4,9 @@ probabilities, and draws of the breach share for the interval.
 Per modelled value, a released cell's share is the records-weighted mean of its tuples'
 shares; given the prior the tuples are independent, so the cell's posterior has their weighted
 mean and variance, matched by a Beta (a cell of one tuple, without the unseen mass: the tuple's
-posterior itself). Several values: P_c = 1 - prod_v (1 - P_cv).
+posterior itself). The unseen mass joins the suppressed cell as a pseudo-tuple with the mean and
+the variance of the average share of the tuples seen once (:meth:`_Evaluation._extra`; under
+each replicate's prior for the interval). Several values: P_c = 1 - prod_v (1 - P_cv).
 
 The interval's draws: per replicate of the prior (its family, G and p(s), drawn once per table
 by the model), the cells not decided by a bound are re-evaluated, each draws I_c ~
@@ -89,19 +91,21 @@ def beta_of_cells(
     size: FloatArray,
     cell_of: IntArray,
     n_cells: int,
-    extra: tuple[int, float, float] | None = None,
+    extra: tuple[int, float, float, float] | None = None,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Beta (a, b) matching each cell's posterior mean and variance, and the cell sizes.
 
-    ``extra`` = (cell, mass, mean) adds a pseudo-tuple of known mean (the mass of tuples never
-    seen, released in the suppressed cell)."""
+    ``extra`` = (cell, mass, mean, var) adds a pseudo-tuple of that mass whose share has that
+    posterior mean and variance (the mass of tuples never seen, released in the suppressed
+    cell)."""
     n_c = np.bincount(cell_of, weights=size, minlength=n_cells).astype(float)
     m_c = np.bincount(cell_of, weights=size * mean, minlength=n_cells)
     v_c = np.bincount(cell_of, weights=size**2 * var, minlength=n_cells)
     if extra is not None:
-        c, mass, m_extra = extra
+        c, mass, m_extra, v_extra = extra
         n_c[c] += mass
         m_c[c] += mass * m_extra
+        v_c[c] += mass**2 * v_extra
     safe = np.maximum(n_c, 1e-300)
     m = np.clip(m_c / safe, 1e-12, 1 - 1e-12)
     v = np.clip(v_c / safe / safe, 1e-300, m * (1 - m) * (1 - 1e-9))
@@ -161,12 +165,29 @@ class _Evaluation:
             one[unseen[0]] = False
         self.single = one  # cells whose posterior is their one tuple's
 
-    def _extra(self, vm: ValueModel) -> tuple[int, float, float]:
-        """The unseen pseudo-tuple: the posterior mean share of the tuples seen once."""
+    def _extra(
+        self, vm: ValueModel, once: tuple[FloatArray, FloatArray] | None = None
+    ) -> tuple[int, float, float, float]:
+        """The unseen pseudo-tuple: its cell and mass, and the mean and variance of the share
+        of the tuples seen once (Good-Turing: the unseen tuples resemble them), the average of
+        their posterior means and sum_x v_x / n_1^2 (independent given the prior); ``once``:
+        those tuples' posterior means and variances under a replicate's prior (default the
+        fitted prior's)."""
         n = self.model.n
-        once = np.isclose(n, 1.0)
-        ref = vm.mean[once] if once.any() else vm.mean[n > 0]
-        return self.unseen[0], self.unseen[1], float(ref.mean()) if len(ref) else 0.5
+        if once is None:
+            seen_once = np.isclose(n, 1.0)
+            sel = seen_once if seen_once.any() else n > 0
+            once = (vm.mean[sel], vm.var[sel])
+        mean, var = once
+        if not len(mean):
+            return self.unseen[0], self.unseen[1], 0.5, 0.0
+        return self.unseen[0], self.unseen[1], float(mean.mean()), float(var.sum()) / len(var) ** 2
+
+    def _once(self) -> IntArray:
+        """The tuple rows whose posteriors give the unseen pseudo-tuple (:meth:`_extra`)."""
+        n = self.model.n
+        seen_once = np.isclose(n, 1.0)
+        return np.flatnonzero(seen_once if seen_once.any() else n > 0)
 
     def point(self, vm: ValueModel, bounds: tuple[float, float], exact: bool = True) -> CellFigures:
         """The value's cell figures under its fitted prior (``exact``: one-tuple cells from
@@ -236,16 +257,20 @@ class _Evaluation:
         miss = np.ones((n_rep, len(cells)))
         for j, vm in enumerate(fitted):
             k = m.x[:, vm.column]
-            extra = self._extra(vm)
             draws = m.draws(vm, n_rep)
+            star = self.unseen[1] > 0 and bool(in_cells[self.unseen[0]])
+            once = self._once() if star else np.zeros(0, dtype=np.int64)
             for cand in sorted({d[0] for d in draws}):
                 reps = [r for r, d in enumerate(draws) if d[0] == cand]
                 eta = vm.full[cand].eta[rows]
                 alphas = np.stack([draws[r][1] for r in reps])
                 b_r = [bounds[r][j] for r in reps]
                 mean, var, out = posteriors(alphas, k[rows], n[rows], eta, b_r)
+                eta_once = vm.full[cand].eta[once]
+                m1, v1, _ = posteriors(alphas, k[once], n[once], eta_once, b_r)
                 w = n[rows]
                 for i, r in enumerate(reps):
+                    extra = self._extra(vm, (m1[:, i], v1[:, i]))
                     a, b, _ = beta_of_cells(mean[:, i], var[:, i], w, c, self.n_cells, extra)
                     # the CDFs of the asked cells only (elementwise: the same values)
                     p = beta_outside(a[cells], b[cells], b_r[i], complement=True)
