@@ -17,9 +17,11 @@ from privwatch.release.heldout import (
     NOTHING_KEPT,
     BreachCheck,
     HeldOut,
+    HeldOutModel,
     estimate_breach,
     held_out_fails,
 )
+from privwatch.release.heldout._posterior import posteriors
 from privwatch.release.search import _held_out, _one_search
 from privwatch.release.search._counting import count_space
 from privwatch.release.search._global_recoding import ReleaseSpace, release_cells
@@ -30,6 +32,7 @@ from privwatch.release.search._options import SearchOptions
 from ._reference_venvs import census_like
 
 TOLERANCE = 0.05
+OBSERVED = ("age", "sex", "education", "marital")
 
 
 @pytest.fixture(scope="module")
@@ -39,10 +42,11 @@ def census() -> pd.DataFrame:
     return df
 
 
-def _space(df: pd.DataFrame, options: SearchOptions) -> ReleaseSpace:
+def _space(
+    df: pd.DataFrame, options: SearchOptions, observed: tuple[str, ...] = OBSERVED
+) -> ReleaseSpace:
     """A fresh space (its own count table, so its own held-out model)."""
-    observed = ["age", "sex", "education", "marital"]
-    return count_space(df, ["income"], observed, None, options, 5, None, 0)[0]
+    return count_space(df, ["income"], list(observed), None, options, 5, None, 0)[0]
 
 
 def _cells(space: ReleaseSpace, plan: Any) -> tuple[np.ndarray, int, int]:
@@ -152,3 +156,24 @@ def test_two_steps_equal_one(census: pd.DataFrame) -> None:
         verdicts.add((fails, full.breach_probability > TOLERANCE))
     # both ways of failing and a pass were tried
     assert {(True, True), (True, False), (False, False)} <= verdicts
+
+
+def test_posterior_moments_do_not_read_the_box(census: pd.DataFrame) -> None:
+    """The replicates of a release without one-tuple cells skip the mass outside the box
+    (``_Evaluation.replicates``): the tuples' posterior means and variances, grid and Laplace
+    routes, must be the same bits whatever the box, and the mass outside (0, 1) exactly 0."""
+    options = SearchOptions(epsilon=0.3)
+    space = _space(census, options, ("age", "sex", "marital"))  # large tuples: Laplace
+    table, box = space.table, Fitter(space, options).box
+    model = HeldOutModel.of(table, box.projection)
+    vm = model.value(0, float(box.prior[0]))
+    draws = model.draws(vm, 20)
+    cand = draws[0][0]  # the replicates of one prior family (one shape of G)
+    alphas = np.stack([a for c, a in draws if c == cand])
+    rows = np.flatnonzero(model.n > 0)
+    k, n, eta = model.x[rows, 0], model.n[rows], vm.full[cand].eta[rows]
+    assert (n * (k / n) * (1 - k / n) > 60).any() and (n < 5).any()  # both routes
+    boxed = posteriors(alphas, k, n, eta, [(0.05, 0.4)] * len(alphas))
+    free = posteriors(alphas, k, n, eta, [(0.0, 1.0)] * len(alphas))
+    assert np.array_equal(boxed[0], free[0]) and np.array_equal(boxed[1], free[1])
+    assert not free[2].any() and boxed[2].any()
