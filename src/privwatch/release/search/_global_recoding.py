@@ -338,13 +338,21 @@ def evaluate_node(
     The classes that break epsilon, hold fewer than ``min_class_size`` records or are released
     as ``*`` in every column already (the top node; a hierarchy with ``*`` below its top) are
     suppressed, and all of them count against ``max_suppressed``. ``counts_key``: an
-    identifier of integer ``counts``, under which the node's lift test is remembered
-    (:meth:`SearchMemo.node_breaks`).
+    identifier of integer ``counts``, under which the node's cell counts and lift test are
+    remembered (:meth:`SearchMemo.node_counts`, :meth:`SearchMemo.node_breaks`).
     """
     cell_of, n_cells = space.node_cells(levels)
-    ct = cell_counts(cell_of, n_cells, counts)
-    sizes = row_sums(ct)
-    bound = _node_information(space, cell_of, n_cells, counts, sizes)
+
+    def count() -> tuple[FloatArray, FloatArray, float]:
+        ct = cell_counts(cell_of, n_cells, counts)
+        sizes = row_sums(ct)
+        ct.flags.writeable = sizes.flags.writeable = False  # shared by the searches
+        return ct, sizes, _node_information(space, cell_of, n_cells, counts, sizes)
+
+    if counts_key is None:
+        ct, sizes, bound = count()
+    else:
+        ct, sizes, bound = space.memo.node_counts(levels, counts_key, count)
     n = float(sizes.sum())
     forced = sizes < (min_class_size - 1e-9 if min_class_size > 1 else 0.0)
     star = space.node_star(levels)
