@@ -102,3 +102,22 @@ def test_remembered_node_tests_give_the_fresh_search(disclosure: str) -> None:
             released += got[1] is not None
     # nodes are released and cells break on their margin alone, so the comparisons can fail
     assert released > 0 and carried > 0
+
+
+def test_remembered_node_counts_follow_the_counts() -> None:
+    """A node's cell counts, sizes and bound are remembered per counts: one space evaluating
+    its nodes under two different count arrays in turn gives what a fresh space gives."""
+    shared, total = _space(2)
+    table = shared.table
+    box = LiftBox(total.sum(0), table.marginals(), 0.5, "both", None)
+    nodes = list(itertools.product(*[range(int(k)) for k in shared.n_levels]))
+    train = table.total(exclude_fold=0) if table.counts.shape[2] > 1 else np.floor(total / 2)
+    assert not np.array_equal(train, total)
+    for _ in range(2):
+        for counts, key in ((total, "all"), (train, "train")):
+            fresh, _ = _space(2)
+            for node in nodes:
+                got = evaluate_node(shared, node, counts, box, 0.05, counts_key=key)
+                want = evaluate_node(fresh, node, counts, box, 0.05)
+                assert got[0] == want[0] and _summary(got[1]) == _summary(want[1])
+    assert len(shared.memo._counts) == 2 * len(nodes)

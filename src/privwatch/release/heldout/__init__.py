@@ -6,7 +6,8 @@ released cell that breaks epsilon, with a 95 % interval, and whether the release
 - ``_posterior.py``: the tuples' posteriors under one or several fitted priors;
 - ``_model.py``: :class:`HeldOutModel`, the model of one count table, fitted once and kept;
 - ``_evaluation.py``: one release's cells evaluated under the model, and the interval's draws;
-- ``_breach.py``: :class:`HeldOut` (the figures) and :func:`estimate_breach` for given cells;
+- ``_breach.py``: :class:`HeldOut` (the figures) and :func:`estimate_breach` for given cells
+  (:class:`BreachCheck`: the same in two steps, the point estimate first);
 - ``_channel.py``: :func:`estimate_channel_breach`, the same figure for a release drawn through a
   fixed channel (randomized symbols), and :func:`tuple_breach`, each tuple's breach probability;
 - ``_verdict.py``: the verdict rule (:func:`verdict_rule`, :func:`not_met_reasons`) and its
@@ -17,7 +18,7 @@ The check of a *searched* release (searched again on each fold's training folds)
 :func:`privwatch.release.search.held_out_check`.
 """
 
-from ._breach import HeldOut, estimate_breach, plugin_figures
+from ._breach import BreachCheck, HeldOut, estimate_breach, plugin_figures
 from ._channel import estimate_channel_breach, tuple_breach
 from ._model import HeldOutModel
 from ._verdict import (
@@ -42,6 +43,7 @@ __all__ = [
     "REPLICATES",
     "TOLERANCE",
     "VERDICTS",
+    "BreachCheck",
     "Figures",
     "HeldOut",
     "HeldOutModel",

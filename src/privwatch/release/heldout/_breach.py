@@ -81,7 +81,7 @@ from ._evaluation import Value, _Evaluation, values_of
 from ._model import HeldOutModel
 from ._verdict import DRAWS, REPLICATES, TOLERANCE, verdict_rule
 
-__all__ = ["HeldOut", "estimate_breach", "plugin_figures"]
+__all__ = ["BreachCheck", "HeldOut", "estimate_breach", "plugin_figures"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -160,35 +160,70 @@ def estimate_breach(
     every caller); they come from ``rng``. ``model``: the table's fitted tuple model
     (:class:`~._model.HeldOutModel`; default the cached one of ``table``). The fold releases
     only give the count of folds here."""
-    cell_of, n_cells, star = release
-    breach_plugin, worst_plugin, n_held = plugin
-    n_cells = max(n_cells, star + 1)
-    model = HeldOutModel.of(table, box.projection) if model is None else model
-    values = values_of(box)
-    fitted = [model.value(v.column, v.prior) for v in values]
-    unseen_mass = _unseen_mass(model.n) * float(model.n.sum())
-    ev = _Evaluation(model, cell_of, n_cells, (star, unseen_mass))
-    per_value = [ev.point(vm, v.bounds) for v, vm in zip(values, fitted, strict=True)]
-    p_cell = 1.0 - np.prod([1.0 - r[0] for r in per_value], axis=0)
-    size = per_value[0][1]
-    estimate = float((size * p_cell).sum() / size.sum())
-    priors = [p @ box.projection for p in model.prior_draws(replicates)]
-    open_, sure = ev.undecided(fitted, box, priors, p_cell, size)
-    sample = ev.draws(fitted, box, priors, (p_cell, size, open_, sure), draws, rng)
-    lo, hi = (float(np.quantile(sample, q, method="inverted_cdf")) for q in (0.025, 0.975))
-    worst, worst_ci = _worst(values, per_value, box)
-    return HeldOut(
-        folds=table.counts.shape[2],
-        n_records=n_held,
-        breach_probability=estimate,
-        breach_probability_ci=(min(lo, estimate), max(hi, estimate)),
-        breach_probability_plugin=breach_plugin,
-        max_log_lift=worst,
-        max_log_lift_ci=worst_ci,
-        max_log_lift_plugin=worst_plugin,
-        unseen_share=unseen_mass / float(size.sum()),
-        undecided_cells=int(open_.sum()),
-    )
+    check = BreachCheck(table, box, release, model)
+    return check.figures(folds, plugin, draws=draws, replicates=replicates, rng=rng)
+
+
+class BreachCheck:
+    """:func:`estimate_breach` in two steps: the point estimate of the breach share
+    (:attr:`estimate`, computed at once: the cells' P_c under the fitted prior), then, on
+    :meth:`figures`, the interval (the replicates and draws, most of the cost) and the rest.
+
+    A caller that needs only whether the check fails can stop at the estimate when it exceeds
+    the tolerance: the interval's upper end is at least the estimate, so the verdict is not met
+    whatever the draws. :meth:`figures` gives what :func:`estimate_breach` gives, bit for bit
+    (the same steps on the same arrays; the draws come from its own ``rng``)."""
+
+    def __init__(
+        self,
+        table: CountTable,
+        box: LiftBox,
+        release: tuple[IntArray, int, int],
+        model: HeldOutModel | None = None,
+    ) -> None:
+        cell_of, n_cells, star = release
+        n_cells = max(n_cells, star + 1)
+        model = HeldOutModel.of(table, box.projection) if model is None else model
+        values = values_of(box)
+        fitted = [model.value(v.column, v.prior) for v in values]
+        unseen_mass = _unseen_mass(model.n) * float(model.n.sum())
+        ev = _Evaluation(model, cell_of, n_cells, (star, unseen_mass))
+        per_value = [ev.point(vm, v.bounds) for v, vm in zip(values, fitted, strict=True)]
+        p_cell = 1.0 - np.prod([1.0 - r[0] for r in per_value], axis=0)
+        size = per_value[0][1]
+        self.estimate = float((size * p_cell).sum() / size.sum())
+        self._parts = (table, box, model, values, fitted, unseen_mass, ev, per_value, p_cell, size)
+
+    def figures(
+        self,
+        folds: list[tuple[IntArray, int]],
+        plugin: tuple[float, float, int],
+        *,
+        draws: int = DRAWS,
+        replicates: int = REPLICATES,
+        rng: np.random.Generator,
+    ) -> HeldOut:
+        """The held-out figures (:func:`estimate_breach`'s arguments)."""
+        table, box, model, values, fitted, unseen_mass, ev, per_value, p_cell, size = self._parts
+        estimate = self.estimate
+        breach_plugin, worst_plugin, n_held = plugin
+        priors = [p @ box.projection for p in model.prior_draws(replicates)]
+        open_, sure = ev.undecided(fitted, box, priors, p_cell, size)
+        sample = ev.draws(fitted, box, priors, (p_cell, size, open_, sure), draws, rng)
+        lo, hi = (float(np.quantile(sample, q, method="inverted_cdf")) for q in (0.025, 0.975))
+        worst, worst_ci = _worst(values, per_value, box)
+        return HeldOut(
+            folds=table.counts.shape[2],
+            n_records=n_held,
+            breach_probability=estimate,
+            breach_probability_ci=(min(lo, estimate), max(hi, estimate)),
+            breach_probability_plugin=breach_plugin,
+            max_log_lift=worst,
+            max_log_lift_ci=worst_ci,
+            max_log_lift_plugin=worst_plugin,
+            unseen_share=unseen_mass / float(size.sum()),
+            undecided_cells=int(open_.sum()),
+        )
 
 
 def _worst(

@@ -254,6 +254,10 @@ class _Evaluation:
         at = np.full(self.n_cells, -1, dtype=np.int64)  # each cell's position in ``cells``
         at[cells] = np.arange(len(cells))
         lone = at[c[alone]]
+        # the tuples' mass outside the box is read for one-tuple cells only: with none asked,
+        # it is not integrated (an absent edge adds exactly 0; the means and variances, all
+        # that the other cells read, are computed as before: the same bits)
+        outside = len(lone) > 0
         miss = np.ones((n_rep, len(cells)))
         for j, vm in enumerate(fitted):
             k = m.x[:, vm.column]
@@ -265,7 +269,8 @@ class _Evaluation:
                 eta = vm.full[cand].eta[rows]
                 alphas = np.stack([draws[r][1] for r in reps])
                 b_r = [bounds[r][j] for r in reps]
-                mean, var, out = posteriors(alphas, k[rows], n[rows], eta, b_r)
+                edges = b_r if outside else [(0.0, 1.0)] * len(reps)
+                mean, var, out = posteriors(alphas, k[rows], n[rows], eta, edges)
                 eta_once = vm.full[cand].eta[once]
                 m1, v1, _ = posteriors(alphas, k[once], n[once], eta_once, b_r)
                 w = n[rows]

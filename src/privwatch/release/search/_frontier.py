@@ -122,6 +122,7 @@ class Releases:
             lambda: search_to_pass(
                 self.space, opts, self.folds, self.tolerance, self.rng, self.aim
             ),
+            lambda found: found.fit.plan,
         )
 
     def _judged(self, found: Searched, epsilon: float) -> Chosen:

@@ -77,26 +77,43 @@ class ReleaseSpace:
         )
         self._cache: dict[tuple[int, ...], tuple[IntArray, int]] = {}
         self._remembered: dict[Hashable, object] = {}
+        self._plans: dict[int, Plan] = {}  # the plans the remembered results hold, by id
+        self._plan_bytes = 0
         #: the lift tests and local refinements reused across searches (:class:`SearchMemo`)
         self.memo = SearchMemo()
 
-    #: Largest memory (bytes) the cache of lattice-node groupings may hold.
+    #: Largest memory (bytes) of each cache: the lattice-node groupings, and the plans of the
+    #: searches remembered.
     CACHE_BYTES = 256 * 2**20
-    #: Largest number of searches remembered (each holds a plan: levels of every tuple row).
+    #: Largest number of results remembered (searches, held-out checks).
     MAX_REMEMBERED = 256
 
-    def remember(self, key: Hashable, search: Callable[[], T]) -> T:
+    def remember(
+        self, key: Hashable, search: Callable[[], T], plan: Callable[[T], Plan] | None = None
+    ) -> T:
         """``search()``, made once per ``key`` on this space while the plans remembered fit
-        in :attr:`CACHE_BYTES` and number at most :attr:`MAX_REMEMBERED` (a search is a
-        deterministic function of its options and counts, so it is not repeated)."""
+        in :attr:`CACHE_BYTES` and the results number at most :attr:`MAX_REMEMBERED` (a
+        search is a deterministic function of its options and counts, so it is not repeated).
+        ``plan``: the plan (levels of every tuple row) the result holds, counted once however
+        many results hold it (a search's fit and its margins' result share one); a result
+        without one (a held-out check's figures) holds a few numbers and counts none."""
         if key in self._remembered:
             return cast(T, self._remembered[key])
         out = search()
-        plan_bytes = self.table.codes.shape[0] * (8 * len(self.hierarchies) + 1)
-        room = (len(self._remembered) + 1) * plan_bytes <= self.CACHE_BYTES
+        held = None if plan is None else plan(out)
+        new = held is not None and id(held) not in self._plans
+        plan_bytes = self.table.codes.shape[0] * (8 * len(self.hierarchies) + 1) if new else 0
+        room = self._plan_bytes + plan_bytes <= self.CACHE_BYTES
         if room and len(self._remembered) < self.MAX_REMEMBERED:
             self._remembered[key] = out
+            self._plan_bytes += plan_bytes
+            if held is not None:
+                self._plans[id(held)] = held  # kept: its id stays its own
         return out
+
+    def recall(self, key: Hashable) -> object | None:
+        """The result remembered under ``key`` (:meth:`remember`), or None."""
+        return self._remembered.get(key)
 
     def node_cells(self, node: tuple[int, ...]) -> tuple[IntArray, int]:
         """Cell of every tuple row at a global-recoding node (cached: it does not depend on the
@@ -321,13 +338,21 @@ def evaluate_node(
     The classes that break epsilon, hold fewer than ``min_class_size`` records or are released
     as ``*`` in every column already (the top node; a hierarchy with ``*`` below its top) are
     suppressed, and all of them count against ``max_suppressed``. ``counts_key``: an
-    identifier of integer ``counts``, under which the node's lift test is remembered
-    (:meth:`SearchMemo.node_breaks`).
+    identifier of integer ``counts``, under which the node's cell counts and lift test are
+    remembered (:meth:`SearchMemo.node_counts`, :meth:`SearchMemo.node_breaks`).
     """
     cell_of, n_cells = space.node_cells(levels)
-    ct = cell_counts(cell_of, n_cells, counts)
-    sizes = row_sums(ct)
-    bound = _node_information(space, cell_of, n_cells, counts, sizes)
+
+    def count() -> tuple[FloatArray, FloatArray, float]:
+        ct = cell_counts(cell_of, n_cells, counts)
+        sizes = row_sums(ct)
+        ct.flags.writeable = sizes.flags.writeable = False  # shared by the searches
+        return ct, sizes, _node_information(space, cell_of, n_cells, counts, sizes)
+
+    if counts_key is None:
+        ct, sizes, bound = count()
+    else:
+        ct, sizes, bound = space.memo.node_counts(levels, counts_key, count)
     n = float(sizes.sum())
     forced = sizes < (min_class_size - 1e-9 if min_class_size > 1 else 0.0)
     star = space.node_star(levels)

@@ -17,10 +17,10 @@ import numpy as np
 from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]  # sklearn dep
 
 from ..cells import CountTable, LiftBox
-from ..heldout import DRAWS, REPLICATES, HeldOut, estimate_breach, plugin_figures
+from ..heldout import DRAWS, REPLICATES, BreachCheck, HeldOut, plugin_figures
 from ._global_recoding import FloatArray, IntArray, Plan, ReleaseSpace, release_cells
 
-__all__ = ["held_out_check"]
+__all__ = ["HeldOutCheck", "held_out_check"]
 
 
 @cache
@@ -57,28 +57,57 @@ def held_out_check(
     table's tuple model is fitted once and reused by later calls on the same table
     (:class:`~privwatch.release.heldout.HeldOutModel`).
     """
-    n_folds = table.counts.shape[2]
-    folds = []
-    held = []
-    for k in range(n_folds if cross_fit else 0):
-        cell_of_k, n_k = release_cells(space, fit(table.total(exclude_fold=k)))
-        folds.append((cell_of_k, n_k))
-        held.append((cell_of_k, n_k, table.total(only_fold=k)))
-    plugin = plugin_figures(held, box) if held else (float("nan"), float("nan"), table.n_records)
-    plan = fit(table.total())
-    cell_of, n_cells = release_cells(space, plan)
-    star = _star_cell(space, plan, cell_of, n_cells)
-    # one BLAS thread: the model's products are small (at most a few thousand rows by the
-    # prior's 181 grid points), and split over threads they cost 10-35x the CPU on a busy
-    # 2-core machine (benchmarks/bench_fixed_part.py, BENCHMARKS.md "#42 items 2 and 3")
-    with _blas().limit(limits=1, user_api="blas"):
-        return estimate_breach(
-            table,
-            box,
-            folds,
-            (cell_of, n_cells, star),
-            plugin,
-            draws=draws,
-            replicates=replicates,
-            rng=rng,
-        )
+    check = HeldOutCheck(
+        space, table, fit, box, draws=draws, replicates=replicates, rng=rng, cross_fit=cross_fit
+    )
+    return check.figures()
+
+
+class HeldOutCheck:
+    """:func:`held_out_check` in two steps (:class:`~privwatch.release.heldout.BreachCheck`):
+    the searches and the point estimate of the breach share (:attr:`estimate`) at once, the
+    interval and the other figures on :meth:`figures`, the same as :func:`held_out_check`'s.
+    A check whose estimate exceeds the tolerance fails whatever its interval, so a caller
+    that needs only the verdict of a release it does not publish can stop there."""
+
+    def __init__(
+        self,
+        space: ReleaseSpace,
+        table: CountTable,
+        fit: Callable[[FloatArray], Plan],
+        box: LiftBox,
+        *,
+        draws: int = DRAWS,
+        replicates: int = REPLICATES,
+        rng: np.random.Generator,
+        cross_fit: bool = True,
+    ) -> None:
+        n_folds = table.counts.shape[2]
+        folds = []
+        held = []
+        for k in range(n_folds if cross_fit else 0):
+            cell_of_k, n_k = release_cells(space, fit(table.total(exclude_fold=k)))
+            folds.append((cell_of_k, n_k))
+            held.append((cell_of_k, n_k, table.total(only_fold=k)))
+        nan = float("nan")
+        plugin = plugin_figures(held, box) if held else (nan, nan, table.n_records)
+        plan = fit(table.total())
+        cell_of, n_cells = release_cells(space, plan)
+        star = _star_cell(space, plan, cell_of, n_cells)
+        with _one_thread():
+            self._check = BreachCheck(table, box, (cell_of, n_cells, star))
+        self.estimate = self._check.estimate
+        self._rest = (folds, plugin, draws, replicates, rng)
+
+    def figures(self) -> HeldOut:
+        """The held-out figures (:func:`held_out_check`'s)."""
+        folds, plugin, draws, replicates, rng = self._rest
+        with _one_thread():
+            return self._check.figures(folds, plugin, draws=draws, replicates=replicates, rng=rng)
+
+
+def _one_thread() -> Any:
+    """One BLAS thread: the model's products are small (at most a few thousand rows by the
+    prior's 181 grid points), and split over threads they cost 10-35x the CPU on a busy
+    2-core machine (benchmarks/bench_fixed_part.py, BENCHMARKS.md "#42 items 2 and 3")."""
+    return _blas().limit(limits=1, user_api="blas")

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..heldout import NOTHING_KEPT, HeldOut, held_out_fails
+from ..heldout import NOTHING_KEPT, HeldOut
 from ._global_recoding import ReleaseSpace
-from ._one_search import Fit, Fitter, kept_information
+from ._one_search import Fit, Fitter, check_fails, checked_release, kept_information
 from ._options import SearchOptions
 
 __all__ = ["MARGINS", "Searched", "search_to_pass"]
@@ -38,14 +38,11 @@ class Searched(NamedTuple):
     information_nats: float
 
 
-def _search(space: ReleaseSpace, options: SearchOptions, folds: int, rng: int) -> Searched:
-    """One search and its held-out check; a release that keeps nothing (every record '*') is
-    not checked on held-out records: it discloses nothing, and it is not met anyway."""
+def _search(space: ReleaseSpace, options: SearchOptions) -> Searched:
+    """One search, its held-out figures not yet drawn."""
     fitter = Fitter(space, options)
     fit = fitter.fit(space.table.total())
-    kept = kept_information(space, fit.plan)
-    held = fitter.held_out(rng) if folds >= 2 and kept > NOTHING_KEPT else None
-    return Searched(options, fitter, fit, held, kept)
+    return Searched(options, fitter, fit, None, kept_information(space, fit.plan))
 
 
 def search_to_pass(
@@ -59,14 +56,23 @@ def search_to_pass(
     """The release at ``options``, with the margin grown until its held-out check passes
     (``aim``; see the module docstring).
 
-    Each release tried is checked with one search (:meth:`Fitter.held_out`): the table's tuple
-    model is fitted once and each check evaluates one release."""
-    found = _search(space, options, folds, rng)
-    if aim and found.held is not None:  # folds, and a release that keeps something
+    Each release tried is checked with one search (:func:`~._one_search.checked_release`):
+    the table's tuple model is fitted once and each check evaluates one release. A release
+    that keeps nothing (every record '*') is not checked on held-out records: it discloses
+    nothing, and it is not met anyway. Of a release the margin goes past, only the verdict is
+    used: its interval is not drawn when its point estimate already fails it
+    (:func:`~._one_search.check_fails`); the release returned has all its figures."""
+    found = _search(space, options)
+    checked = folds >= 2 and found.information_nats > NOTHING_KEPT
+    if aim and checked:
         for level in MARGINS:
-            if not held_out_fails(found.held, tolerance) or found.information_nats <= NOTHING_KEPT:
+            if found.information_nats <= NOTHING_KEPT or not check_fails(
+                space, found.fit.plan, found.fitter.box, rng, tolerance
+            ):
                 break
             if options.confidence is not None and level <= options.confidence:
                 continue
-            found = _search(space, options.replace(confidence=level), folds, rng)
-    return found
+            found = _search(space, options.replace(confidence=level))
+    if folds < 2 or found.information_nats <= NOTHING_KEPT:
+        return found
+    return found._replace(held=checked_release(space, found.fit.plan, found.fitter.box, rng))

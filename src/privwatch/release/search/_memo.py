@@ -12,7 +12,11 @@ share their parts, kept here:
   implies ``< q2``), so a search at another level tests only the cells the masks known at the
   other levels leave open;
 - the local refinement of a start (:meth:`SearchMemo.refined`): it depends on the start, the
-  counts, the lift test and the minimum class size, not on the suppression limit.
+  counts, the lift test and the minimum class size, not on the suppression limit;
+- a node's cell counts, their sizes and the information bound (:meth:`SearchMemo.node_counts`):
+  they depend on the node and the counts only, and the best-first order of the lattice follows
+  the bound alone, so the searches of one table at every epsilon, margin and suppression limit
+  evaluate mostly the same nodes.
 
 Each is a deterministic function of its key, so the answers are the ones computed afresh.
 """
@@ -40,11 +44,35 @@ class SearchMemo:
     BREAKS_BYTES = 64 * 2**20
     #: Most local refinements kept (each holds a plan: levels of every tuple row).
     MAX_REFINED = 32
+    #: Largest memory (bytes) of the nodes' cell counts kept.
+    COUNTS_BYTES = 64 * 2**20
 
     def __init__(self) -> None:
         self._breaks: dict[Hashable, dict[float | None, tuple[np.ndarray, int]]] = {}
         self._breaks_bytes = 0
         self._refined: dict[Hashable, object] = {}
+        self._counts: dict[Hashable, tuple[FloatArray, FloatArray, float]] = {}
+        self._counts_bytes = 0
+
+    def node_counts(
+        self,
+        node: tuple[int, ...],
+        counts_key: Hashable,
+        count: Callable[[], tuple[FloatArray, FloatArray, float]],
+    ) -> tuple[FloatArray, FloatArray, float]:
+        """``count()``: the cell counts of ``node`` under the counts identified by
+        ``counts_key``, their row sums and the node's information bound, kept while they fit
+        in :attr:`COUNTS_BYTES` (the arrays are shared: callers do not write to them)."""
+        key = (node, counts_key)
+        hit = self._counts.get(key)
+        if hit is not None:
+            return hit
+        out = count()
+        size = out[0].nbytes + out[1].nbytes
+        if self._counts_bytes + size <= self.COUNTS_BYTES:
+            self._counts[key] = out
+            self._counts_bytes += size
+        return out
 
     def node_breaks(
         self,

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...exceptions import PrivwatchError
 from ..cells import LiftBox, cell_counts, group_rows
-from ..heldout import HeldOut
+from ..heldout import HeldOut, held_out_fails
 from ._global_recoding import (
     FloatArray,
     Plan,
@@ -25,13 +25,14 @@ from ._global_recoding import (
     release_cells,
     search_global,
 )
-from ._held_out import held_out_check
+from ._held_out import HeldOutCheck
 from ._local_recoding import refine_locally
 from ._options import SearchOptions
 
 __all__ = [
     "Fit",
     "Fitter",
+    "check_fails",
     "checked_release",
     "in_sample_check",
     "input_information",
@@ -115,7 +116,9 @@ class Fitter:
         release already searched, the frontier point of an epsilon the proposal searched.
         """
         digest = counts_digest(counts)
-        return self.space.remember((self.options, digest), lambda: self._search(counts, digest))
+        return self.space.remember(
+            (self.options, digest), lambda: self._search(counts, digest), lambda f: f.plan
+        )
 
     def _refined(self, start: Plan, counts: FloatArray, digest: bytes) -> Plan:
         """:func:`~._local_recoding.refine_locally` of ``start``, kept on the space
@@ -170,14 +173,6 @@ class Fitter:
     def plan(self, counts: FloatArray) -> Plan:
         """The release of ``counts`` alone (what the held-out check cross-fits)."""
         return self.fit(counts).plan
-
-    def held_out(self, rng: int) -> HeldOut:
-        """This search's release checked on held-out records
-        (:func:`~._held_out.held_out_check`, its draws seeded by ``rng``),
-        without searching each fold's training folds: those searches give only the plug-in
-        figures (NaN here, null in leakage.json); the estimate, its interval and so the
-        verdict are the same without them."""
-        return checked_release(self.space, self.plan(self.space.table.total()), self.box, rng)
 
 
 def in_sample_check(
@@ -245,17 +240,49 @@ def checked_release(space: ReleaseSpace, plan: Plan, box: LiftBox, rng: int) -> 
     Without cross-fitting the check depends on the release, epsilon, disclosure and seed alone
     (not on the credible margin or the other search options), so one check per release is
     remembered on ``space`` and reused by the margins, the frontier and the alternatives that
-    end at the same release.
+    end at the same release. The fold searches would give only the plug-in figures (NaN here,
+    null in leakage.json); the estimate, its interval and so the verdict are the same without
+    them.
     """
-    key = ("held", plan_digest(plan), box.epsilon, box.disclosure, rng)
-    return space.remember(
-        key,
-        lambda: held_out_check(
-            space,
-            space.table,
-            lambda _counts: plan,
-            box,
-            rng=np.random.default_rng(rng),
-            cross_fit=False,
-        ),
+    key = _check_key(plan, box, rng)
+    return space.remember(key, lambda: _check(space, plan, box, rng).figures())
+
+
+def check_fails(space: ReleaseSpace, plan: Plan, box: LiftBox, rng: int, tolerance: float) -> bool:
+    """Whether the held-out check of ``plan`` (:func:`checked_release`) fails at ``tolerance``
+    (:func:`~privwatch.release.heldout.held_out_fails`), for a release whose figures are not
+    published (a credible margin the search goes past).
+
+    The interval is drawn only when the point estimate does not decide: its upper end is at
+    least the estimate, so an estimate above the tolerance fails whatever the draws. The
+    estimate is the one :func:`checked_release` reports (the same steps:
+    :class:`~._held_out.HeldOutCheck`), and is remembered, like the figures when they are
+    drawn, so a later :func:`checked_release` of the same release gives what it gives
+    without this call."""
+    key = _check_key(plan, box, rng)
+    held = space.recall(key)
+    if isinstance(held, HeldOut):
+        return held_out_fails(held, tolerance)
+    estimate = space.recall(("estimate", *key))
+    if isinstance(estimate, float) and estimate > tolerance:
+        return True
+    check = _check(space, plan, box, rng)
+    if check.estimate > tolerance:
+        space.remember(("estimate", *key), lambda: check.estimate)
+        return True
+    return held_out_fails(space.remember(key, check.figures), tolerance)
+
+
+def _check_key(plan: Plan, box: LiftBox, rng: int) -> tuple[object, ...]:
+    return ("held", plan_digest(plan), box.epsilon, box.disclosure, rng)
+
+
+def _check(space: ReleaseSpace, plan: Plan, box: LiftBox, rng: int) -> HeldOutCheck:
+    return HeldOutCheck(
+        space,
+        space.table,
+        lambda _counts: plan,
+        box,
+        rng=np.random.default_rng(rng),
+        cross_fit=False,
     )
