@@ -158,7 +158,7 @@ class _Symbols:
                 eta = vm.full[cand].eta[rows]
                 alphas = np.stack([draws[r][1] for r in reps])
                 b_r = [bounds[r][j] for r in reps]
-                mean, var, out = posteriors(alphas, k[rows], m.n[rows], eta, b_r)
+                mean, var, out = posteriors(alphas, k[rows], m.n[rows], eta, b_r, m.grid_rows)
                 for i, r in enumerate(reps):
                     self._extra_moments = self._extra_of_rows(mean[:, i], var[:, i])
                     a, b, _ = self.beta(mean[:, i], var[:, i])

@@ -270,9 +270,9 @@ class _Evaluation:
                 alphas = np.stack([draws[r][1] for r in reps])
                 b_r = [bounds[r][j] for r in reps]
                 edges = b_r if outside else [(0.0, 1.0)] * len(reps)
-                mean, var, out = posteriors(alphas, k[rows], n[rows], eta, edges)
+                mean, var, out = posteriors(alphas, k[rows], n[rows], eta, edges, m.grid_rows)
                 eta_once = vm.full[cand].eta[once]
-                m1, v1, _ = posteriors(alphas, k[once], n[once], eta_once, b_r)
+                m1, v1, _ = posteriors(alphas, k[once], n[once], eta_once, b_r, m.grid_rows)
                 w = n[rows]
                 for i, r in enumerate(reps):
                     extra = self._extra(vm, (m1[:, i], v1[:, i]))

@@ -34,7 +34,7 @@ from scipy.special import betaln
 
 from ..cells import CountTable
 from . import _prior as eb
-from ._posterior import posteriors
+from ._posterior import GridRows, posteriors
 
 __all__ = ["HeldOutModel", "ValueModel"]
 
@@ -77,7 +77,7 @@ class ValueModel:
         if len(todo):
             f = self.fitted
             k, n = model.x[todo, self.column], model.n[todo]
-            cache[todo] = posteriors(f.alpha, k, n, f.eta[todo], [bounds])[2][:, 0]
+            cache[todo] = posteriors(f.alpha, k, n, f.eta[todo], [bounds], model.grid_rows)[2][:, 0]
         return cache[rows]
 
 
@@ -94,6 +94,7 @@ class HeldOutModel:
         self.x = total @ projection
         self.prior_counts = total.sum(0)
         self._values: dict[int, ValueModel] = {}
+        self.grid_rows = GridRows()  # the tuples' likelihood rows, shared by every check
         self._priors: list[FloatArray] = []
         self._rng = np.random.default_rng(FIT_SEED)  # p(s) draws; each value has its own
 

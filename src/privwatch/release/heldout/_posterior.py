@@ -16,6 +16,7 @@ routes:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -24,7 +25,7 @@ from scipy.special import expit, log_expit, logit, ndtr
 
 from ._prior import ETA_STEP, FINE, GRID, STEP, basis, distinct, log_prior, stratum_of
 
-__all__ = ["LAPLACE_INFO", "posteriors"]
+__all__ = ["LAPLACE_INFO", "GridRows", "posteriors"]
 
 FloatArray = NDArray[np.float64]
 Bounds = tuple[float, float]
@@ -32,6 +33,8 @@ Bounds = tuple[float, float]
 LAPLACE_INFO = 60.0
 #: Distinct rows per block of grid posteriors (memory: a few GRID-long rows each).
 BLOCK = 8_000
+#: Most memory a :class:`GridRows` keeps (two GRID-long float rows per (k, n, eta) row).
+GRID_ROWS_BYTES = 64 * 2**20
 
 
 #: Log-odds of an absent box edge (a share of 0 or 1): far beyond every grid point.
@@ -44,8 +47,79 @@ def _edges(bounds: Bounds) -> tuple[float, float]:
     return (float(logit(lo)) if lo > 0 else -_FAR, float(logit(hi)) if hi < 1 else _FAR)
 
 
+def _likelihood_rows(
+    k: FloatArray, n: FloatArray, eta: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Each row's binomial likelihood on GRID, scaled to a maximum of 1, and theta on GRID
+    (rows x GRID; elementwise and per row: a row's values do not depend on the other rows)."""
+    z = eta[:, None] + GRID[None, :]
+    ll = k[:, None] * log_expit(z) + (n - k)[:, None] * log_expit(-z)
+    return np.exp(ll - ll.max(1, keepdims=True)), expit(z)
+
+
+class GridRows:
+    """The likelihood rows of :func:`_likelihood_rows`, kept per (k, n, eta) for reuse.
+
+    The held-out checks of one table ask for the posteriors of the same tuples under many
+    priors and boxes (every release, replicate and margin: on a census-sized table 430,000
+    grid rows asked, 9,000 distinct); the rows depend on (k, n, eta) only, so they are
+    computed once. Lookups give the same bits as computing them again (elementwise values;
+    the products with the priors are formed on the same rows in the same order). At most
+    ``budget`` bytes are kept; rows beyond it are computed each time. Thread-safe."""
+
+    def __init__(self, budget: int = GRID_ROWS_BYTES) -> None:
+        self._cap = max(int(budget) // (2 * GRID.size * 8), 0)
+        self._slot: dict[tuple[float, float, float], int] = {}
+        self._lik = np.empty((0, GRID.size))
+        self._theta = np.empty((0, GRID.size))
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._slot)
+
+    def rows(self, k: FloatArray, n: FloatArray, eta: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """:func:`_likelihood_rows` of the rows, from the kept rows where known."""
+        keys = list(zip(k.tolist(), n.tolist(), eta.tolist(), strict=True))
+        with self._lock:
+            idx = np.fromiter((self._slot.get(t, -1) for t in keys), np.int64, len(keys))
+            miss = np.flatnonzero(idx < 0)
+            if len(miss) == 0:
+                return self._lik[idx], self._theta[idx]
+            lik_m, theta_m = _likelihood_rows(k[miss], n[miss], eta[miss])
+            room = min(len(miss), self._cap - len(self._slot))
+            if room > 0:
+                start = len(self._slot)
+                self._grow(start + room)
+                self._lik[start : start + room] = lik_m[:room]
+                self._theta[start : start + room] = theta_m[:room]
+                for j in range(room):
+                    self._slot.setdefault(keys[miss[j]], start + j)
+            lik = np.empty((len(keys), GRID.size))
+            theta = np.empty((len(keys), GRID.size))
+            hit = idx >= 0
+            lik[hit], theta[hit] = self._lik[idx[hit]], self._theta[idx[hit]]
+            lik[miss], theta[miss] = lik_m, theta_m
+            return lik, theta
+
+    def _grow(self, size: int) -> None:
+        """Room for ``size`` rows (doubling, at most the cap)."""
+        if size <= len(self._lik):
+            return
+        new = min(max(size, 2 * len(self._lik), 1024), self._cap)
+        for name in ("_lik", "_theta"):
+            old = getattr(self, name)
+            grown = np.empty((new, GRID.size))
+            grown[: len(old)] = old
+            setattr(self, name, grown)
+
+
 def _grid(
-    alphas: FloatArray, k: FloatArray, n: FloatArray, eta: FloatArray, bounds: Sequence[Bounds]
+    alphas: FloatArray,
+    k: FloatArray,
+    n: FloatArray,
+    eta: FloatArray,
+    bounds: Sequence[Bounds],
+    kept: GridRows | None = None,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Mean, variance and mass outside the edges of theta on GRID (rows x priors)."""
     g = np.stack([np.exp(log_prior(a)) for a in alphas], axis=1)  # grid x R
@@ -54,10 +128,10 @@ def _grid(
     mean, var, out = np.empty(shape), np.empty(shape), np.empty(shape)
     for s in range(0, len(k), BLOCK):
         sl = slice(s, s + BLOCK)
-        z = eta[sl, None] + GRID[None, :]
-        ll = k[sl, None] * log_expit(z) + (n - k)[sl, None] * log_expit(-z)
-        lik = np.exp(ll - ll.max(1, keepdims=True))
-        theta = expit(z)
+        if kept is None:
+            lik, theta = _likelihood_rows(k[sl], n[sl], eta[sl])
+        else:
+            lik, theta = kept.rows(k[sl], n[sl], eta[sl])
         lt = lik * theta
         norm = lik @ g
         m = (lt @ g) / norm
@@ -115,18 +189,20 @@ def posteriors(
     n: FloatArray,
     eta: FloatArray,
     bounds: Sequence[Bounds],
+    kept: GridRows | None = None,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Posterior mean, variance and P(theta outside ``bounds[r]``) of each row's share under
     each prior ``alphas[r]`` (rows x priors each). A prior is the spline coefficients of its
     G per size stratum (:attr:`~._prior.Fitted.alpha`: the pooled G, then one per stratum);
-    a row's posterior is formed under the G of its stratum (:func:`~._prior.stratum_of`)."""
+    a row's posterior is formed under the G of its stratum (:func:`~._prior.stratum_of`).
+    ``kept``: likelihood rows kept for reuse (:class:`GridRows`; the same figures)."""
     alphas = alphas[None] if alphas.ndim == 2 else alphas
     shape = (len(k), len(alphas))
     mean, var, out = np.zeros(shape), np.zeros(shape), np.zeros(shape)
     stratum = stratum_of(n)
     for s in np.unique(stratum).tolist():
         idx = np.flatnonzero(stratum == s)
-        m, v, o = _pooled(alphas[:, 1 + s], k[idx], n[idx], eta[idx], bounds)
+        m, v, o = _pooled(alphas[:, 1 + s], k[idx], n[idx], eta[idx], bounds, kept)
         mean[idx], var[idx], out[idx] = m, v, o
     return mean, var, out
 
@@ -137,6 +213,7 @@ def _pooled(
     n: FloatArray,
     eta: FloatArray,
     bounds: Sequence[Bounds],
+    kept: GridRows | None = None,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """:func:`posteriors` under one G per prior (``alphas``: priors x df)."""
     shape = (len(k), len(alphas))
@@ -152,6 +229,7 @@ def _pooled(
     if len(small):
         first, inverse = distinct(k[small], n[small], eta[small])
         r = small[first]
-        m, v, o = _grid(alphas, k[r], n[r], np.round(eta[r] / ETA_STEP) * ETA_STEP, bounds)
+        eta_r = np.round(eta[r] / ETA_STEP) * ETA_STEP
+        m, v, o = _grid(alphas, k[r], n[r], eta_r, bounds, kept)
         mean[small], var[small], out[small] = m[inverse], v[inverse], o[inverse]
     return mean, var, out
