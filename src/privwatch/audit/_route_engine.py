@@ -25,6 +25,7 @@ import pandas as pd
 from .. import engines
 from ..exceptions import ValidationError
 from ..measures import log_lift
+from ..release.hierarchies import KeyCodes
 from ..watchdog import tradeoff
 from ._engine_bins import resolve_engine_bins
 from ._engine_scores import DROPPED, lift_columns, value_labels, with_dropped
@@ -114,23 +115,23 @@ def propose_epsilon(joint: np.ndarray) -> tuple[float, str, pd.DataFrame]:
     )
 
 
-def _codes(counts: pd.DataFrame, columns: list[str]) -> np.ndarray:
+def _codes(counts: pd.DataFrame, columns: list[str], keys: KeyCodes | None = None) -> np.ndarray:
     """Each row's code of its tuple of ``columns`` as text, numbered in order of first
-    appearance (column by column, then the pairs of codes: no tuple of Python objects)."""
-    code = np.zeros(len(counts), dtype=np.int64)
+    appearance (column by column, then the pairs of codes: no tuple of Python objects).
+    ``keys``: ``counts`` factorised once for every reader of the count table (the same
+    codes)."""
+    keys = keys if keys is not None and keys.frame is counts else KeyCodes(counts)
+    raw = []
     for c in columns:
         col = counts[c]
         # integers, booleans and strings group as their text does (no copy to text needed);
         # floats (0.0 and -0.0 are one value but two texts) and mixed objects go through text
         exact = col.dtype.kind in "biu" or pd.api.types.is_string_dtype(col.dtype)
         if col.dtype == object:  # only integers, only booleans (C speed), or only str
-            kind = pd.api.types.infer_dtype(col, skipna=False)
-            exact = kind in ("integer", "boolean") or (
-                kind == "string" and bool(col.map(lambda v: type(v) is str).all())
-            )
-        part, uniques = pd.factorize(col if exact else col.astype(str))
-        code = pd.factorize(code * max(len(uniques), 1) + part)[0].astype(np.int64)
-    return code
+            kind = keys.inferred(c)
+            exact = kind in ("integer", "boolean") or (kind == "string" and keys.only_str(c))
+        raw.append(exact)
+    return keys.tuple_codes(columns, raw)
 
 
 def _joint(counts: pd.DataFrame, s_code: np.ndarray, x_code: np.ndarray) -> np.ndarray:
@@ -218,33 +219,48 @@ class EngineRoute(Route):
     def decide(self, spec: AuditSpec, measured: _Counted, step: Step) -> _Decided:
         c = measured
         spec = c.spec
-        joint = _joint(c.counts, _codes(c.counts, c.sensitive), _codes(c.counts, c.observed))
+        # the count table factorised once: its joint, the search's count table and the
+        # re-identification findings read the same codes (and the release's, its joint and
+        # its re-identification findings)
+        keys = KeyCodes(c.counts)
+        released_keys: dict[int, tuple[pd.DataFrame, KeyCodes]] = {}
+
+        def keys_of(released: pd.DataFrame) -> KeyCodes:
+            hit = released_keys.get(id(released))
+            if hit is None or hit[0] is not released:
+                hit = (released, KeyCodes(released.reset_index(drop=True)))
+                released_keys[id(released)] = hit
+            return hit[1]
+
+        s_code = _codes(c.counts, c.sensitive, keys)
+        joint = _joint(c.counts, s_code, _codes(c.counts, c.observed, keys))
         step("proposing epsilon")
         epsilon, reason, curve = propose_epsilon(joint)
         if spec.epsilon is not None:
             epsilon, reason = float(spec.epsilon), "given by the user"
         weight = c.counts["count"].to_numpy(dtype=np.float64)
-        s_code = _codes(c.counts, c.sensitive)
 
         def released_joint(released: pd.DataFrame) -> np.ndarray:
-            cells = _codes(released.reset_index(drop=True), c.observed)
+            coded = keys_of(released)
+            cells = _codes(coded.frame, c.observed, coded)
             after = np.zeros((s_code.max() + 1, cells.max() + 1))
             np.add.at(after, (s_code, cells), weight)
             out: np.ndarray = after / after.sum()
             return out
 
+        search = ReleaseSearch(c.counts, c.sensitive, c.observed, spec, counts_column="count")
+        search.cache.keys = keys
         table = Measured(
             self.name, "+".join(c.sensitive), list(c.sensitive), c.observed, float(epsilon),
-            reason, joint=joint,
-            search=ReleaseSearch(c.counts, c.sensitive, c.observed, spec, counts_column="count"),
-            released_joint=released_joint, weight=weight,
+            reason, joint=joint, search=search, released_joint=released_joint, weight=weight,
         )  # fmt: skip
         method = method_for(spec)
         check_route(method, self.name)
         decision = method.decide(spec, table, step)
         leakage = method.leakage(spec, table, decision)
         if spec.checks and decision.release is not None:
-            leakage["reidentification"] = _reidentification(spec, c, decision.release)
+            rel = decision.release
+            leakage["reidentification"] = _reidentification(spec, c, rel, (keys, keys_of(rel)))
         return _Decided(c, curve, method, decision, leakage)
 
     def label(
@@ -327,7 +343,12 @@ def _with_lifts(c: _Counted, mapping: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([mapping[keys], extra, mapping.drop(columns=keys)], axis=1)
 
 
-def _reidentification(spec: AuditSpec, c: _Counted, released: pd.DataFrame) -> dict[str, Any]:
+def _reidentification(
+    spec: AuditSpec,
+    c: _Counted,
+    released: pd.DataFrame,
+    keys: tuple[KeyCodes | None, KeyCodes | None] = (None, None),
+) -> dict[str, Any]:
     """Re-identification risk of the release and the input from the folded count table
     (``_reidentification.py``): the input's classes are the observed tuples' counts, the
     release's the released tuples' (one released row per row of the table); no pass over
@@ -338,7 +359,7 @@ def _reidentification(spec: AuditSpec, c: _Counted, released: pd.DataFrame) -> d
         c.counts[c.observed], released.reset_index(drop=True), c.observed,
         sampling_fraction=spec.sampling_fraction, population=population,
         threshold=spec.risk_threshold, seed=spec.seed,
-        counts=c.counts["count"].to_numpy(dtype=np.float64),
+        counts=c.counts["count"].to_numpy(dtype=np.float64), keys=keys,
     )  # fmt: skip
     return section
 
