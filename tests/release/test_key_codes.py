@@ -12,8 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from privwatch.audit._engine_codes import codes_with, distinct_tuples, value_shares
+from privwatch.audit._engine_codes import table_codes as _codes
 from privwatch.audit._reidentification import _class_ids
-from privwatch.audit._route_engine import _codes
 from privwatch.release.cells import CountTable
 from privwatch.release.hierarchies import KeyCodes, build_hierarchies
 from privwatch.release.search import SearchOptions
@@ -58,7 +59,8 @@ def test_tuple_codes_are_the_loops(seed: int) -> None:
     for table in (frame, na):
         keys = KeyCodes(table)
         for cols in (["a"], ["a", "b", "c"], ["f", "t", "m", "c"], ["s", "s2", "a", "b"]):
-            for raw in ([True] * len(cols), [False] * len(cols), [i % 2 == 0 for i in range(len(cols))]):
+            alternate = [i % 2 == 0 for i in range(len(cols))]
+            for raw in ([True] * len(cols), [False] * len(cols), alternate):
                 got = keys.tuple_codes(cols, raw)
                 np.testing.assert_array_equal(got, _reference_codes(table, cols, raw))
 
@@ -112,5 +114,30 @@ def test_count_space_with_keys() -> None:
     assert space_k.hierarchies == space_p.hierarchies
     np.testing.assert_array_equal(space_k.table.codes, space_p.table.codes)
     # keys of another frame are ignored
-    space_o, row_o = count_space(frame, *args, keys=KeyCodes(frame.copy()))
+    _, row_o = count_space(frame, *args, keys=KeyCodes(frame.copy()))
     np.testing.assert_array_equal(row_o, row_p)
+
+
+def test_summary_and_lift_codes_with_keys() -> None:
+    """The mapping's tuples among the table's, the distinct tuples and the value shares."""
+    frame = _table(3000, 9)
+    keys = KeyCodes(frame)
+    obs = ["a", "b", "s2"]
+    g = np.random.default_rng(1)
+    # the mapping: the table's tuples in another order, numpy ints, and two it lacks
+    mapping = frame[obs].drop_duplicates().sample(frac=1.0, random_state=2)
+    mapping = pd.concat(
+        [mapping, pd.DataFrame({"a": [99, 99], "b": [0, 0], "s2": [7, 7]})], ignore_index=True
+    ).astype({"a": np.int64})
+    mapping = mapping.iloc[g.permutation(len(mapping))].reset_index(drop=True)
+    got = codes_with(frame, mapping, obs, keys)
+    assert got is not None
+    both = _codes(pd.concat([frame[obs], mapping[obs]], ignore_index=True), obs)
+    np.testing.assert_array_equal(np.concatenate(got), both)
+    assert codes_with(frame, mapping.astype({"b": float}), obs, keys) is None  # not all ints
+    assert distinct_tuples(frame, obs, keys) == len(frame[obs].drop_duplicates())
+    weight = frame["count"].to_numpy(dtype=float)
+    for sens in (["s"], ["s2"]):
+        want = value_shares(frame, sens, weight, "s")
+        pd.testing.assert_series_equal(value_shares(frame, sens, weight, "s", keys), want)
+        assert list(want.index) != sorted(want.index)  # largest first, not by text
