@@ -28,10 +28,12 @@ The references (written by hand, in the engine's own language):
   column bit operations, ``groupBy().agg`` with a sum per fold, a broadcast join written with
   ``DataFrame.write.parquet``).
 
-The audit runs the command line in-process (``privwatch audit ... --json``) with timers around
-``engines.count_table``, ``engines.label_records`` and the release search's held-out check, so
-its held-out share is measured in the audit itself. Hashes: the folded count table (sha256 of
-its CSV, the audit's own table), ``sum(hash(record, x1..x6))`` of the written release and
+The written files are hashed by the parent process after each job, outside the job's wall,
+CPU and peak RSS. The audit runs the command line in-process (``privwatch audit ... --json``)
+with timers around ``engines.count_table``, ``engines.label_records`` and the release search's
+held-out check, so its held-out share is measured in the audit itself. Hashes: the folded
+count table (sha256 of its CSV, the audit's own table), ``sum(hash(record, x1..x6))`` of the
+written release and
 ``sum(hash(every column))`` of the written scores, equal between the audit and the hand job
 and between engines.
 """
@@ -221,10 +223,7 @@ def job_audit(a: argparse.Namespace) -> dict[str, Any]:
     if leak.is_file():  # which route and engine the audit took (--engine auto: and why)
         doc = json.loads(leak.read_text())
         res.update({k: doc.get(k) for k in ("route", "engine", "route_reason")})
-    if not a.no_records and (out / "release.parquet").exists():  # the in-memory route: CSV
-        res["release_hash"] = release_hash(str(out))
-        res["scores_hash"] = scores_hash(str(out))
-    shutil.rmtree(out, ignore_errors=True)
+    res["written_to"] = str(out)  # hashed and deleted by run_job, outside this process
     return res
 
 
@@ -240,9 +239,7 @@ def job_hand(a: argparse.Namespace) -> dict[str, Any]:
     t0 = time.perf_counter()
     (hand_same_spark if spark else hand_same_duckdb)(a.data, mapping, out)
     total = time.perf_counter() - t0
-    res = {"total_s": total, "release_hash": release_hash(out), "scores_hash": scores_hash(out)}
-    shutil.rmtree(out)
-    return res
+    return {"total_s": total, "written_to": out}  # hashed and deleted by run_job
 
 
 def job_classifier(a: argparse.Namespace) -> dict[str, Any]:
@@ -277,6 +274,12 @@ def run_job(job: str, data: str, a: argparse.Namespace, *extra: str) -> dict[str
     res: dict[str, Any] = json.loads(result.read_text())
     res.update(wall_s=float(wall), peak_rss_mib=int(rss) / 1024, cpu_s=float(user) + float(system))
     res.update(load_before=load, load_after=os.getloadavg()[0])
+    written = res.pop("written_to", None)
+    if written is not None:  # hashed here, after the job's process: not in its time or CPU
+        if (Path(written) / "release.parquet").exists():  # the in-memory route writes CSV
+            res["release_hash"] = release_hash(written)
+            res["scores_hash"] = scores_hash(written)
+        shutil.rmtree(written, ignore_errors=True)
     result.unlink()
     Path(f"{result}.time").unlink()
     print(job, *extra, json.dumps(res), flush=True)
