@@ -33,9 +33,8 @@ CPU and peak RSS. The audit runs the command line in-process (``privwatch audit 
 with timers around ``engines.count_table``, ``engines.label_records`` and the release search's
 held-out check, so its held-out share is measured in the audit itself. Hashes: the folded
 count table (sha256 of its CSV, the audit's own table), ``sum(hash(record, x1..x6))`` of the
-written release and
-``sum(hash(every column))`` of the written scores, equal between the audit and the hand job
-and between engines.
+written release and ``sum(hash(every column))`` of the written scores, equal between the
+audit and the hand job and between engines.
 """
 
 from __future__ import annotations
