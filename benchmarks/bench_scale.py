@@ -20,18 +20,21 @@ The references (written by hand, in the engine's own language):
   with the same arithmetic as :func:`privwatch.engines.fold_of`, fetched to pandas.
 * **hand same-outputs job**: the hand folded count, then the audit's two record files (issue
   #42): ``release.parquet`` (the row position as ``record`` and one released column per observed
-  column) and ``scores.parquet`` (``record`` and the mapping's per-tuple scores), each a left
+  column) and ``scores.parquet`` (``record`` and every per-tuple score of the mapping, the
+  per-value ``log_lift[<value>]`` columns included, as the audit writes it), each a left
   join of the input with the audit's mapping (the observed tuple and its ``release_*``
   columns), written by ``COPY``.
 * Spark: the same two in PySpark (row position from ``_metadata.row_index``, the fold with
   column bit operations, ``groupBy().agg`` with a sum per fold, a broadcast join written with
   ``DataFrame.write.parquet``).
 
-The audit runs the command line in-process (``privwatch audit ... --json``) with timers around
-``engines.count_table``, ``engines.label_records`` and the release search's held-out check, so
-its held-out share is measured in the audit itself. Hashes: the folded count table (sha256 of
-its CSV, the audit's own table) and ``sum(hash(record, x1..x6))`` of the written release,
-equal between the audit and the hand job and between engines.
+The written files are hashed by the parent process after each job, outside the job's wall,
+CPU and peak RSS. The audit runs the command line in-process (``privwatch audit ... --json``)
+with timers around ``engines.count_table``, ``engines.label_records`` and the release search's
+held-out check, so its held-out share is measured in the audit itself. Hashes: the folded
+count table (sha256 of its CSV, the audit's own table), ``sum(hash(record, x1..x6))`` of the
+written release and ``sum(hash(every column))`` of the written scores, equal between the
+audit and the hand job and between engines.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from typing import Any
 
 import duckdb
 import pandas as pd
+import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_engines import generate
@@ -77,8 +81,16 @@ def hand_count_duckdb(path: str) -> pd.DataFrame:
     return out
 
 
-#: The per-tuple scores of the audit's mapping (``release_<name>``), written to scores.parquet.
-SCORES = ("risk", "flagged", "suppressed", "released_cell_log_lift", "advice_column", "advice_risk")
+def scores_of(mapping: str) -> list[str]:
+    """The per-tuple scores of the audit's mapping (``release_<name>``, every one but the
+    released observed columns, in the mapping's order: ``log_lift[<value>]``, risk, flagged,
+    suppressed, released_cell_log_lift, advice_column, advice_risk), as the audit writes them
+    to scores.parquet."""
+    names = pq.read_schema(mapping).names
+    released = {f"release_{c}" for c in OBS}
+    return [
+        n.removeprefix("release_") for n in names if n.startswith("release_") and n not in released
+    ]
 
 
 def hand_same_duckdb(path: str, mapping: str, out: str) -> None:
@@ -89,8 +101,8 @@ def hand_same_duckdb(path: str, mapping: str, out: str) -> None:
     con = duckdb.connect()
     con.execute("SET preserve_insertion_order = false")
     Path(out).mkdir()
-    for name, cols in (("release", OBS), ("scores", SCORES)):
-        picked = ", ".join(f"m.release_{c} AS {c}" for c in cols)
+    for name, cols in (("release", OBS), ("scores", scores_of(mapping))):
+        picked = ", ".join(f'm."release_{c}" AS "{c}"' for c in cols)
         con.execute(
             f"COPY (SELECT t.file_row_number AS record, {picked} "
             f"FROM read_parquet('{path}', file_row_number=true) t "
@@ -130,8 +142,8 @@ def hand_same_spark(path: str, mapping: str, out: str) -> None:
     m = spark.read.parquet(mapping)
     df = spark.read.parquet(path).select(*OBS, F.col("_metadata.row_index").alias("record"))
     joined = df.join(F.broadcast(m), on=OBS, how="left")
-    for name, cols in (("release", OBS), ("scores", SCORES)):
-        picked = [F.col(f"release_{c}").alias(c) for c in cols]
+    for name, cols in (("release", OBS), ("scores", scores_of(mapping))):
+        picked = [F.col(f"`release_{c}`").alias(c) for c in cols]
         joined.select("record", *picked).write.mode("overwrite").parquet(f"{out}/{name}.parquet")
 
 
@@ -148,6 +160,19 @@ def release_hash(out: str) -> str:
     q = f"SELECT count(*), sum(hash(record, {cols})) FROM read_parquet('{files}')"
     n, h = duckdb.sql(q).fetchall()[0]
     return f"{n}:{h}"
+
+
+def scores_hash(out: str) -> str:
+    """``columns:count:sum(hash(every column as text))`` of the scores in the folder ``out``
+    (any order): the audit's and the hand job's scores files must hold the same content."""
+    path = Path(out) / "scores.parquet"
+    files = f"{path}/*.parquet" if path.is_dir() else str(path)
+    names = [r[0] for r in duckdb.sql(f"DESCRIBE SELECT * FROM read_parquet('{files}')").fetchall()]
+    cols = ", ".join(f'CAST("{c}" AS VARCHAR)' for c in names)
+    n, h = duckdb.sql(
+        f"SELECT count(*), sum(hash({cols})) FROM read_parquet('{files}')"
+    ).fetchall()[0]
+    return f"{len(names)}:{n}:{h}"
 
 
 def job_audit(a: argparse.Namespace) -> dict[str, Any]:
@@ -197,9 +222,7 @@ def job_audit(a: argparse.Namespace) -> dict[str, Any]:
     if leak.is_file():  # which route and engine the audit took (--engine auto: and why)
         doc = json.loads(leak.read_text())
         res.update({k: doc.get(k) for k in ("route", "engine", "route_reason")})
-    if not a.no_records and (out / "release.parquet").exists():  # the in-memory route: CSV
-        res["release_hash"] = release_hash(str(out))
-    shutil.rmtree(out, ignore_errors=True)
+    res["written_to"] = str(out)  # hashed and deleted by run_job, outside this process
     return res
 
 
@@ -215,9 +238,7 @@ def job_hand(a: argparse.Namespace) -> dict[str, Any]:
     t0 = time.perf_counter()
     (hand_same_spark if spark else hand_same_duckdb)(a.data, mapping, out)
     total = time.perf_counter() - t0
-    res = {"total_s": total, "release_hash": release_hash(out)}
-    shutil.rmtree(out)
-    return res
+    return {"total_s": total, "written_to": out}  # hashed and deleted by run_job
 
 
 def job_classifier(a: argparse.Namespace) -> dict[str, Any]:
@@ -252,6 +273,12 @@ def run_job(job: str, data: str, a: argparse.Namespace, *extra: str) -> dict[str
     res: dict[str, Any] = json.loads(result.read_text())
     res.update(wall_s=float(wall), peak_rss_mib=int(rss) / 1024, cpu_s=float(user) + float(system))
     res.update(load_before=load, load_after=os.getloadavg()[0])
+    written = res.pop("written_to", None)
+    if written is not None:  # hashed here, after the job's process: not in its time or CPU
+        if (Path(written) / "release.parquet").exists():  # the in-memory route writes CSV
+            res["release_hash"] = release_hash(written)
+            res["scores_hash"] = scores_hash(written)
+        shutil.rmtree(written, ignore_errors=True)
     result.unlink()
     Path(f"{result}.time").unlink()
     print(job, *extra, json.dumps(res), flush=True)
@@ -284,6 +311,7 @@ def scale(a: argparse.Namespace, rows: int) -> dict[str, Any]:
     r["ratio_audit_to_hand_same"] = r["audit"]["total_s"] / r["hand_same"]["total_s"]
     r["held_out_share"] = r["audit"]["held_out_s"] / r["audit"]["total_s"]
     r["same_release"] = r["audit"].get("release_hash") == r["hand_same"]["release_hash"]
+    r["same_scores"] = r["audit"].get("scores_hash") == r["hand_same"]["scores_hash"]
     return r
 
 

@@ -37,6 +37,7 @@ from ..measures import (
     population_uniques,
     zayatz_uniques,
 )
+from ..release.hierarchies import KeyCodes
 
 __all__ = ["RISK_THRESHOLD", "read_population", "reid_section"]
 
@@ -68,20 +69,26 @@ def read_population(path: str | Path, observed: Sequence[str]) -> pd.DataFrame:
 
 
 def _class_ids(
-    frame: pd.DataFrame, observed: Sequence[str], counts: np.ndarray | None
+    frame: pd.DataFrame,
+    observed: Sequence[str],
+    counts: np.ndarray | None,
+    keys: KeyCodes | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each row's class (``inverse``) and the classes' sizes (``counts``: each row's records;
-    None: one record a row)."""
-    inverse = np.zeros(len(frame), dtype=np.int64)
+    None: one record a row). ``keys``: the table ``frame``'s columns are the columns of,
+    factorised once for every reader (the engine route's count table): the same codes."""
+    if keys is None or not all(keys.holds(c, frame[c]) for c in observed):
+        keys = KeyCodes(frame)
+    raw = []
     for c in observed:
         col = frame[c]
         # integers and strings group as their text does, with no copy to text; floats (0.0
         # and -0.0: one value, two texts) and mixed objects go through text
         exact = col.dtype.kind in "biu" or pd.api.types.is_string_dtype(col.dtype)
         if exact and col.dtype == object:
-            exact = pd.api.types.infer_dtype(col, skipna=False) in ("string", "integer", "boolean")
-        part, uniques = pd.factorize(col if exact else col.astype(str))
-        inverse = pd.factorize(inverse * max(len(uniques), 1) + part)[0].astype(np.int64)
+            exact = keys.inferred(c) in ("string", "integer", "boolean")
+        raw.append(exact)
+    inverse = keys.tuple_codes(list(observed), raw)
     return inverse, np.bincount(inverse, weights=counts).astype(np.float64)
 
 
@@ -111,10 +118,11 @@ def _part(
     observed: Sequence[str],
     options: dict[str, Any],
     population: pd.DataFrame | None,
+    coded: KeyCodes | None = None,
 ) -> tuple[dict[str, Any], pd.DataFrame]:
     """The figures of one table (the release or the input) and its per-row risks."""
     counts = options["counts"]
-    inverse, f = _class_ids(keys, observed, counts)
+    inverse, f = _class_ids(keys, observed, counts, coded)
     n = float(f.sum())
     weights, fraction, threshold = options["weights"], options["fraction"], options["threshold"]
     source = "none"
@@ -201,6 +209,7 @@ def reid_section(
     threshold: float = RISK_THRESHOLD,
     seed: int = 0,
     counts: np.ndarray | None = None,
+    keys: tuple[KeyCodes | None, KeyCodes | None] = (None, None),
 ) -> tuple[dict[str, Any], pd.DataFrame]:
     """``leakage["reidentification"]`` (``release`` and ``input`` parts, the threshold and
     where the population counts came from) and the release's per-record risks
@@ -210,6 +219,8 @@ def reid_section(
     released observed columns); ``weights`` and ``cluster`` one value per record.
     ``counts``: the rows are a count table, each row that many records (then no ``weights``
     or ``cluster``, which need the records); the per-row risks are then per row.
+    ``keys``: ``frame``'s and ``released``'s columns factorised once for every reader (the
+    engine route's, :class:`~privwatch.release.hierarchies.KeyCodes`); the same figures.
     """
     if counts is not None and (weights is not None or cluster is not None):
         raise ValidationError("`weights` and `cluster_id` need the records, not a count table.")
@@ -237,8 +248,8 @@ def reid_section(
             .reset_index()
         )
         rel_population.columns = [*obs, COUNT_COLUMN]
-    release_part, per_record = _part(rel, obs, options, rel_population)
-    input_part, _ = _part(inp, obs, options, population)
+    release_part, per_record = _part(rel, obs, options, rel_population, keys[1])
+    input_part, _ = _part(inp, obs, options, population, keys[0])
     section = {
         "threshold": threshold,
         "threshold_reference": RISK_REFERENCE,

@@ -25,8 +25,10 @@ import pandas as pd
 from .. import engines
 from ..exceptions import ValidationError
 from ..measures import log_lift
+from ..release.hierarchies import KeyCodes
 from ..watchdog import tradeoff
 from ._engine_bins import resolve_engine_bins
+from ._engine_codes import codes_with, distinct_tuples, table_codes, table_joint, value_shares
 from ._engine_scores import DROPPED, lift_columns, value_labels, with_dropped
 from ._method import Decision, Measured, ReleaseMethod, check_route
 from ._registry import method_for
@@ -114,32 +116,6 @@ def propose_epsilon(joint: np.ndarray) -> tuple[float, str, pd.DataFrame]:
     )
 
 
-def _codes(counts: pd.DataFrame, columns: list[str]) -> np.ndarray:
-    """Each row's code of its tuple of ``columns`` as text, numbered in order of first
-    appearance (column by column, then the pairs of codes: no tuple of Python objects)."""
-    code = np.zeros(len(counts), dtype=np.int64)
-    for c in columns:
-        col = counts[c]
-        # integers, booleans and strings group as their text does (no copy to text needed);
-        # floats (0.0 and -0.0 are one value but two texts) and mixed objects go through text
-        exact = col.dtype.kind in "biu" or pd.api.types.is_string_dtype(col.dtype)
-        if col.dtype == object:  # only integers, only booleans (C speed), or only str
-            kind = pd.api.types.infer_dtype(col, skipna=False)
-            exact = kind in ("integer", "boolean") or (
-                kind == "string" and bool(col.map(lambda v: type(v) is str).all())
-            )
-        part, uniques = pd.factorize(col if exact else col.astype(str))
-        code = pd.factorize(code * max(len(uniques), 1) + part)[0].astype(np.int64)
-    return code
-
-
-def _joint(counts: pd.DataFrame, s_code: np.ndarray, x_code: np.ndarray) -> np.ndarray:
-    """``p[s, x]`` of a count table (folds summed)."""
-    p = np.zeros((s_code.max() + 1, x_code.max() + 1))
-    np.add.at(p, (s_code, x_code), counts["count"].to_numpy(dtype=np.float64))
-    return np.asarray(p / p.sum(), dtype=np.float64)
-
-
 def _check_missing(counts: pd.DataFrame, missing: str, keys: list[str]) -> pd.DataFrame:
     holes = {k: v for k, v in counts.attrs["missing"].items() if v}
     if not holes:
@@ -173,6 +149,8 @@ class _Decided:
     method: ReleaseMethod
     decision: Decision
     leakage: dict[str, Any]
+    #: the count table factorised once (``decide``): the labelling's lifts and the summary
+    keys: KeyCodes | None = None
 
 
 class EngineRoute(Route):
@@ -218,34 +196,49 @@ class EngineRoute(Route):
     def decide(self, spec: AuditSpec, measured: _Counted, step: Step) -> _Decided:
         c = measured
         spec = c.spec
-        joint = _joint(c.counts, _codes(c.counts, c.sensitive), _codes(c.counts, c.observed))
+        # the count table factorised once: its joint, the search's count table and the
+        # re-identification findings read the same codes (and the release's, its joint and
+        # its re-identification findings)
+        keys = KeyCodes(c.counts)
+        released_keys: dict[int, tuple[pd.DataFrame, KeyCodes]] = {}
+
+        def keys_of(released: pd.DataFrame) -> KeyCodes:
+            hit = released_keys.get(id(released))
+            if hit is None or hit[0] is not released:
+                hit = (released, KeyCodes(released.reset_index(drop=True)))
+                released_keys[id(released)] = hit
+            return hit[1]
+
+        s_code = table_codes(c.counts, c.sensitive, keys)
+        joint = table_joint(c.counts, s_code, table_codes(c.counts, c.observed, keys))
         step("proposing epsilon")
         epsilon, reason, curve = propose_epsilon(joint)
         if spec.epsilon is not None:
             epsilon, reason = float(spec.epsilon), "given by the user"
         weight = c.counts["count"].to_numpy(dtype=np.float64)
-        s_code = _codes(c.counts, c.sensitive)
 
         def released_joint(released: pd.DataFrame) -> np.ndarray:
-            cells = _codes(released.reset_index(drop=True), c.observed)
+            coded = keys_of(released)
+            cells = table_codes(coded.frame, c.observed, coded)
             after = np.zeros((s_code.max() + 1, cells.max() + 1))
             np.add.at(after, (s_code, cells), weight)
             out: np.ndarray = after / after.sum()
             return out
 
+        search = ReleaseSearch(c.counts, c.sensitive, c.observed, spec, counts_column="count")
+        search.cache.keys = keys
         table = Measured(
             self.name, "+".join(c.sensitive), list(c.sensitive), c.observed, float(epsilon),
-            reason, joint=joint,
-            search=ReleaseSearch(c.counts, c.sensitive, c.observed, spec, counts_column="count"),
-            released_joint=released_joint, weight=weight,
+            reason, joint=joint, search=search, released_joint=released_joint, weight=weight,
         )  # fmt: skip
         method = method_for(spec)
         check_route(method, self.name)
         decision = method.decide(spec, table, step)
         leakage = method.leakage(spec, table, decision)
         if spec.checks and decision.release is not None:
-            leakage["reidentification"] = _reidentification(spec, c, decision.release)
-        return _Decided(c, curve, method, decision, leakage)
+            rel = decision.release
+            leakage["reidentification"] = _reidentification(spec, c, rel, (keys, keys_of(rel)))
+        return _Decided(c, curve, method, decision, leakage, keys)
 
     def label(
         self, spec: AuditSpec, source: Any, decided: _Decided, out: Path | None, step: Step
@@ -263,7 +256,7 @@ class EngineRoute(Route):
                 )
             written = []
             files = {"release": RELEASE_FILE, "scores": SCORES_FILE}
-            mapping, on = _with_lifts(c, d.decision.mapping), list(c.observed)
+            mapping, on = _with_lifts(c, d.decision.mapping, d.keys), list(c.observed)
             if spec.missing == "drop":  # the in-memory files' dropped_missing, in both
                 mapping, on = with_dropped(mapping, c.counts, c.dropped, c.observed)
             release, scores = record_columns(mapping, c.observed)
@@ -286,7 +279,7 @@ class EngineRoute(Route):
         weight = c.counts["count"].to_numpy(dtype=np.float64)
         name = "+".join(c.sensitive)
         sens = c.sensitive[0] if len(c.sensitive) == 1 else list(c.sensitive)  # as in memory
-        shares = _shares(c.counts, c.sensitive, weight, name)
+        shares = value_shares(c.counts, c.sensitive, weight, name, d.keys)
         n = int(weight.sum())
         missing = {k: int(v) for k, v in c.counts.attrs["missing"].items()}
         summary = {
@@ -295,7 +288,7 @@ class EngineRoute(Route):
             "sensitive": sens, "observed": c.observed,
             "sensitive_counts": {str(k): int(v) for k, v in (shares * n).round().items()},
             "n_flagged": int(weight[dec.flags].sum()), **dec.summary,
-            "n_observed_symbols": len(c.counts[c.observed].drop_duplicates()),
+            "n_observed_symbols": distinct_tuples(c.counts, c.observed, d.keys),
         }  # fmt: skip
         stamp = make_stamp(None, n, len(c.sensitive) + len(c.observed))
         stamp["input_name"] = public_source(source)
@@ -312,22 +305,31 @@ class EngineRoute(Route):
         )  # fmt: skip
 
 
-def _with_lifts(c: _Counted, mapping: pd.DataFrame) -> pd.DataFrame:
+def _with_lifts(c: _Counted, mapping: pd.DataFrame, keys: KeyCodes | None = None) -> pd.DataFrame:
     """The decision's mapping with each tuple's ``log_lift[<value>]`` (``_engine_scores.py``)
     between the released columns and the other scores, so that the scores file has the
-    in-memory route's columns in its order."""
-    s_code = _codes(c.counts, c.sensitive)
-    both = pd.concat([c.counts[c.observed], mapping[c.observed]], ignore_index=True)
-    x_code = _codes(both, c.observed)  # numbered by first appearance: the table's own first
-    n = len(c.counts)
-    joint = _joint(c.counts, s_code, x_code[:n])
-    lifts = lift_columns(joint, value_labels(c.counts, c.sensitive, s_code), x_code[n:])
-    keys = [*c.observed, *(f"release_{o}" for o in c.observed)]
+    in-memory route's columns in its order. ``keys``: the count table factorised once."""
+    s_code = table_codes(c.counts, c.sensitive, keys)
+    coded = codes_with(c.counts, mapping, c.observed, keys)
+    if coded is not None:
+        x_table, x_mapping = coded
+    else:
+        both = pd.concat([c.counts[c.observed], mapping[c.observed]], ignore_index=True)
+        x_code = table_codes(both, c.observed)  # first appearance: the table's own first
+        x_table, x_mapping = x_code[: len(c.counts)], x_code[len(c.counts) :]
+    joint = table_joint(c.counts, s_code, x_table)
+    lifts = lift_columns(joint, value_labels(c.counts, c.sensitive, s_code), x_mapping)
+    names = [*c.observed, *(f"release_{o}" for o in c.observed)]
     extra = pd.DataFrame({f"release_{k}": v for k, v in lifts.items()}, index=mapping.index)
-    return pd.concat([mapping[keys], extra, mapping.drop(columns=keys)], axis=1)
+    return pd.concat([mapping[names], extra, mapping.drop(columns=names)], axis=1)
 
 
-def _reidentification(spec: AuditSpec, c: _Counted, released: pd.DataFrame) -> dict[str, Any]:
+def _reidentification(
+    spec: AuditSpec,
+    c: _Counted,
+    released: pd.DataFrame,
+    keys: tuple[KeyCodes | None, KeyCodes | None] = (None, None),
+) -> dict[str, Any]:
     """Re-identification risk of the release and the input from the folded count table
     (``_reidentification.py``): the input's classes are the observed tuples' counts, the
     release's the released tuples' (one released row per row of the table); no pass over
@@ -338,17 +340,6 @@ def _reidentification(spec: AuditSpec, c: _Counted, released: pd.DataFrame) -> d
         c.counts[c.observed], released.reset_index(drop=True), c.observed,
         sampling_fraction=spec.sampling_fraction, population=population,
         threshold=spec.risk_threshold, seed=spec.seed,
-        counts=c.counts["count"].to_numpy(dtype=np.float64),
+        counts=c.counts["count"].to_numpy(dtype=np.float64), keys=keys,
     )  # fmt: skip
     return section
-
-
-def _shares(counts: pd.DataFrame, sensitive: list[str], weight: np.ndarray, name: str) -> Any:
-    """Each sensitive value's share of the records, largest first (the joint tuple ``a|b`` for
-    several sensitive columns, as the in-memory route writes it)."""
-    cols = [counts[c].astype(str) for c in sensitive]  # vectorised: no per-row join
-    values = cols[0].str.cat(pd.concat(cols[1:], axis=1), sep="|") if len(cols) > 1 else cols[0]
-    shares = pd.Series(weight, index=values.to_numpy()).groupby(level=0).sum()
-    shares = (shares / shares.sum()).sort_values(ascending=False, kind="stable")
-    shares.name = name
-    return shares

@@ -16,6 +16,7 @@ import pandas as pd
 from ..exceptions import ValidationError
 from ._bins import Bins, bin_frame, bin_sql, check_bins, labels_to_codes
 from ._count import _files_frame, _native_frame, duckdb_files_sql
+from ._packed import PACKED_KEY, packed_key
 from ._sources import ROW, Source, check_row_free, duckdb_connect, require, resolve
 from ._sql import connect_url, quote, sql_row_number
 
@@ -75,8 +76,11 @@ def _label_duckdb(
     bins: Bins,
 ) -> Any:
     con = duckdb_connect()
+    types: dict[str, str] = {}
     if src.kind == "files":  # read, join and write on one connection: no hand-off
-        check_row_free(con.sql(duckdb_files_sql(list(src.files), False)).columns)
+        schema = con.sql(duckdb_files_sql(list(src.files), False))
+        check_row_free(schema.columns)
+        types = {c: str(t) for c, t in zip(schema.columns, schema.types, strict=True)}
         source = f"({duckdb_files_sql(list(src.files), True)})"
         if bins:  # each binned column replaced by its bin's code as it is read
             swap = ", ".join(f"{bin_sql(quote(c), e)} AS {quote(c)}" for c, e in bins.items())
@@ -86,12 +90,18 @@ def _label_duckdb(
         reader = getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader  # duckdb < 1.4
         con.register("src", reader())
         source = "src"
-    con.register("m", _arrow_mapping(mapping))
     extra = [c for c in mapping.columns if c not in on]
-    query = (
-        f"SELECT {_select(keep, extra, columns)} FROM {source} t "
-        f"LEFT JOIN m ON {_join_condition(mapping, on)}"
-    )
+    condition = _join_condition(mapping, on)
+    # integer keys: joined on one packed BIGINT (``_packed.py``), the same rows and values
+    packed = None
+    if columns is not None and not bins and PACKED_KEY not in mapping.columns:
+        packed = packed_key(mapping, on, types)
+    if packed is not None:
+        source = f"(SELECT *, {packed[1]} AS {PACKED_KEY} FROM {source} t)"
+        mapping = mapping.assign(**{PACKED_KEY: packed[0]})
+        condition = f"t.{PACKED_KEY} = m.{PACKED_KEY}"
+    con.register("m", _arrow_mapping(mapping))
+    query = f"SELECT {_select(keep, extra, columns)} FROM {source} t LEFT JOIN m ON {condition}"
     if out is None:
         return _in_row_order(con.sql(query).df(), columns)
     con.execute("SET preserve_insertion_order = false")  # scan order: no sort, no buffering

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ..hierarchies import Hierarchy
+from ..hierarchies import Hierarchy, KeyCodes
 
 __all__ = [
     "CountTable",
@@ -86,25 +86,29 @@ class CountTable:
         n_folds: int = 1,
         useful: str | None = None,
         weights: np.ndarray | None = None,
+        keys: KeyCodes | None = None,
     ) -> tuple[CountTable, IntArray]:
         """Count ``frame``; also returns each record's tuple row (to label records later).
 
         The tuple rows are in the order of their codes (the hierarchies' value order, then the
         useful value's), not in the order the records come in: the same records counted by
         any engine, in any order, give the same table row for row, so everything computed from
-        it (the searches' tie-breaks, the held-out check's draws) is the same too."""
-        keys = [hierarchies[c].codes(frame[c]) for c in observed]
+        it (the searches' tie-breaks, the held-out check's draws) is the same too. ``keys``:
+        ``frame`` factorised once for every reader (:class:`~privwatch.release.hierarchies.
+        KeyCodes`), the same codes."""
+        parts = [hierarchies[c].codes(frame[c], keys) for c in observed]
         if useful is not None:
-            keys.append(pd.factorize(frame[useful].astype(str), sort=True)[0].astype(np.int64))
-        stacked = np.stack(keys, axis=1)
+            parts.append(pd.factorize(frame[useful].astype(str), sort=True)[0].astype(np.int64))
+        stacked = np.empty((len(frame), len(parts)), dtype=np.int64, order="F")
+        for j, part in enumerate(parts):  # column by column: np.stack(parts, axis=1)'s values
+            stacked[:, j] = part
         row_of, n_rows = group_rows(stacked)
         rows = stacked[first_rows(row_of, n_rows)]
         order = np.lexsort(rows.T[::-1])  # by the first column, then the next...
         rank = np.empty(n_rows, dtype=np.int64)
         rank[order] = np.arange(n_rows)
         rows, row_of = rows[order], rank[row_of]
-        sens = frame[list(sensitive)].astype(str)
-        s_codes, s_uniques = pd.factorize(pd.MultiIndex.from_frame(sens), sort=True)
+        s_codes, s_uniques = _sensitive_codes(frame, list(sensitive), keys)
         fold = np.zeros(len(frame), dtype=np.int64) if folds is None else folds
         counts = np.zeros((len(rows), len(s_uniques), n_folds))
         w = np.ones(len(frame)) if weights is None else np.asarray(weights, dtype=float)
@@ -114,10 +118,61 @@ class CountTable:
             tuple(sensitive),
             rows[:, : len(observed)].astype(np.int64),
             counts,
-            [tuple(str(x) for x in v) for v in s_uniques],
+            s_uniques,
             rows[:, -1].astype(np.int64) if useful is not None else None,
         )
         return table, row_of.astype(np.int64)
+
+
+def _sensitive_codes(
+    frame: pd.DataFrame, sensitive: list[str], keys: KeyCodes | None
+) -> tuple[IntArray, list[tuple[str, ...]]]:
+    """Each row's joint sensitive value and those values, as text tuples in sorted order:
+    ``pd.factorize(MultiIndex(frame[sensitive].astype(str)), sort=True)``. From ``keys`` when
+    every sensitive column holds integers (distinct integers have distinct texts, so sorting
+    the distinct values' texts and the tuples of their ranks gives the same order)."""
+    ints = keys is not None and all(
+        keys.holds(c, frame[c])
+        and (
+            (isinstance(frame[c].dtype, np.dtype) and frame[c].dtype.kind in "iu")
+            or (frame[c].dtype == object and keys.inferred(c) == "integer")
+        )
+        for c in sensitive
+    )
+    if ints and keys is not None:  # the mixed-radix code of the ranks must fit in int64
+        sizes = [len(keys.factorized(c)[1]) for c in sensitive]
+        ints = float(np.prod(np.maximum(sizes, 1), dtype=float)) < 2**62
+    if not ints or keys is None:
+        sens = frame[sensitive].astype(str)
+        codes, uniques = pd.factorize(pd.MultiIndex.from_frame(sens), sort=True)
+        return np.asarray(codes, dtype=np.int64), [tuple(str(x) for x in v) for v in uniques]
+    flat = np.zeros(len(frame), dtype=np.int64)
+    texts = []
+    for c in sensitive:
+        part, distinct = keys.factorized(c)
+        text = [str(u) for u in distinct]
+        order = sorted(range(len(text)), key=text.__getitem__)
+        rank = np.empty(len(text), dtype=np.int64)
+        rank[order] = np.arange(len(text))
+        flat = flat * len(text) + rank[part]
+        texts.append([text[i] for i in order])
+    size = int(np.prod([len(t) for t in texts], dtype=float))
+    if size <= max(len(frame), 1 << 16):  # np.unique(flat, return_inverse=True), no sort
+        seen = np.zeros(size, dtype=bool)
+        seen[flat] = True
+        distinct = np.flatnonzero(seen)
+        rank = np.cumsum(seen) - 1
+        codes = rank[flat]
+    else:
+        distinct, codes = np.unique(flat, return_inverse=True)
+    values = []
+    for f in distinct.tolist():
+        ranks = []
+        for t in reversed(texts):
+            f, r = divmod(f, len(t))
+            ranks.append(t[r])
+        values.append(tuple(reversed(ranks)))
+    return codes.reshape(-1).astype(np.int64), values
 
 
 def first_rows(cell_of: IntArray, n_cells: int) -> IntArray:

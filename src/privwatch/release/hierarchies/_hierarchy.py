@@ -21,6 +21,7 @@ from pandas.api.types import infer_dtype
 from ..._validation import check_specs
 from ...exceptions import ValidationError
 from ...preprocessing import interval_labels
+from ._distinct import KeyCodes, distinct_values
 
 __all__ = [
     "AUTO_INTERVALS",
@@ -52,27 +53,6 @@ def numeric_or_none(values: pd.Series) -> pd.Series | None:
     if values.dtype == object and values.notna().any() and infer_dtype(values) in numbers:
         return pd.to_numeric(values)
     return None
-
-
-def distinct_values(values: pd.Series) -> tuple[pd.Series, np.ndarray] | None:
-    """``values``' distinct values (first-appearance order) and each row's index among them,
-    when that is exact for the text of a value (:func:`as_text`) and there are fewer distinct
-    values than rows; else None.
-
-    Exact for an integer column and for an object column of only Python ints or only strings
-    (no missing value): there, equal values hash equal and have the same text, so the text of
-    each row is the text of its distinct value. Mixed objects (``1``, ``1.0``, ``True`` hash
-    equal but read differently) and floats (``-0.0``) take the row-by-row path. An engine's
-    count table (1.9 M rows of Python ints, about a hundred distinct values per column) is the
-    case it serves."""
-    if not (isinstance(values.dtype, np.dtype) and values.dtype.kind in "iu") and (
-        values.dtype != object or infer_dtype(values, skipna=False) not in ("integer", "string")
-    ):
-        return None
-    inverse, uniques = pd.factorize(values, use_na_sentinel=False)
-    if len(uniques) >= len(values):
-        return None
-    return pd.Series(np.asarray(uniques, dtype=values.dtype)), inverse.astype(np.int64)
 
 
 def as_text(values: pd.Series) -> pd.Series:
@@ -138,14 +118,15 @@ class Hierarchy:
         """Number of levels, the original values and ``*`` included."""
         return len(self.labels)
 
-    def codes(self, values: pd.Series) -> np.ndarray:
+    def codes(self, values: pd.Series, keys: KeyCodes | None = None) -> np.ndarray:
         """Index of each value in :attr:`values`; a value the hierarchy lacks is an error.
 
         Values are matched as text (integral floats without their ``.0``); a numeric column's
         values not matched so are then matched by number, so that the file's ``3`` (or
-        ``3.0``) matches 3 whether the column was read as int or as float.
+        ``3.0``) matches 3 whether the column was read as int or as float. ``keys``: the
+        factorised table ``values`` is this hierarchy's column of (:class:`KeyCodes`).
         """
-        distinct = distinct_values(values)
+        distinct = distinct_values(values, keys, self.column)
         if distinct is not None:  # the same codes, from the distinct values
             uniques, inverse = distinct
             return np.asarray(self.codes(uniques)[inverse], dtype=np.int64)
@@ -247,7 +228,12 @@ def _num(v: float) -> str:
 
 
 def auto_hierarchy(
-    values: pd.Series, column: str, *, max_levels: int = 4, weights: np.ndarray | None = None
+    values: pd.Series,
+    column: str,
+    *,
+    max_levels: int = 4,
+    weights: np.ndarray | None = None,
+    keys: KeyCodes | None = None,
 ) -> Hierarchy:
     """A hierarchy built from the data.
 
@@ -255,8 +241,9 @@ def auto_hierarchy(
     categorical ones merge the rarest values first: level 1 keeps the values holding 95 % of
     the records and merges the rest into ``"other"``, level 2 the values holding 50 %, then ``*``.
     ``weights`` (records per row, for a count table) weigh the quantiles and the shares.
+    ``keys``: the factorised table ``values`` is the column ``column`` of (:class:`KeyCodes`).
     """
-    distinct = distinct_values(values)
+    distinct = distinct_values(values, keys, column)
     w_rows = np.ones(len(values)) if weights is None else np.asarray(weights, dtype=float)
     if distinct is not None and _exact_sums(w_rows):
         # the same hierarchy from the distinct values and their summed weights (whole numbers
@@ -391,8 +378,10 @@ def build_hierarchies(
     files: Mapping[str, str | Path | Hierarchy] | None = None,
     *,
     weights: np.ndarray | None = None,
+    keys: KeyCodes | None = None,
 ) -> dict[str, Hierarchy]:
-    """One hierarchy per observed column: from ``files`` where given, built from the data else."""
+    """One hierarchy per observed column: from ``files`` where given, built from the data else
+    (``keys``: ``frame`` factorised, :class:`KeyCodes`)."""
     files = dict(files or {})
     unknown = sorted(set(files) - set(observed))
     if unknown:
@@ -405,5 +394,5 @@ def build_hierarchies(
         elif given is not None:
             out[col] = Hierarchy.from_file(given, col)
         else:
-            out[col] = auto_hierarchy(frame[col], col, weights=weights)
+            out[col] = auto_hierarchy(frame[col], col, weights=weights, keys=keys)
     return out

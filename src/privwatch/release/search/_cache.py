@@ -15,6 +15,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..hierarchies import KeyCodes
 from ._global_recoding import IntArray, ReleaseSpace
 
 __all__ = ["SearchCache"]
@@ -30,9 +31,13 @@ class SearchCache:
         The held-out folds of the full searches: a call without folds (a quick search) counts
         the records with these folds too, so that its count table serves the full searches (its
         total counts are the same).
+    keys : KeyCodes, optional
+        The records' key columns factorised once (the engine route's count table): the count
+        table is built from them (the same codes) when they are of the frame counted.
     """
 
     folds: int = 0
+    keys: KeyCodes | None = None
     _spaces: dict[Hashable, tuple[Any, ReleaseSpace, IntArray]] = field(default_factory=dict)
 
     def space(

@@ -16,7 +16,7 @@ import pandas as pd
 from ...engines import fold_of
 from ...exceptions import ValidationError
 from ..cells import CountTable
-from ..hierarchies import Hierarchy, build_hierarchies
+from ..hierarchies import Hierarchy, KeyCodes, build_hierarchies
 from ._global_recoding import FloatArray, IntArray, ReleaseSpace
 from ._options import SearchOptions
 
@@ -61,15 +61,18 @@ def count_space(
     folds: int,
     counts_column: str | None,
     rng: int,
+    keys: KeyCodes | None = None,
 ) -> tuple[ReleaseSpace, IntArray]:
     """The release space of ``frame`` and each row's tuple row in its count table.
 
     ``folds`` < 2: one fold; ``counts_column``: ``frame`` is a count table with that column of
     record counts; with ``options.useful``, each tuple row is one (observed tuple, useful value)
-    pair.
+    pair. ``keys``: ``frame``'s key columns factorised once for every reader (the engine
+    route's count table, :class:`~privwatch.release.hierarchies.KeyCodes`); the same codes.
     """
+    keys = keys if keys is not None and keys.frame is frame else None
     fold, weights = record_folds(frame, folds, counts_column, rng)
-    hier = build_hierarchies(frame, observed, hierarchies, weights=weights)
+    hier = build_hierarchies(frame, observed, hierarchies, weights=weights, keys=keys)
     table, row_of = CountTable.from_frame(
         frame,
         sensitive,
@@ -79,5 +82,6 @@ def count_space(
         n_folds=max(folds, 1),
         useful=options.useful,
         weights=weights,
+        keys=keys,
     )
     return ReleaseSpace(table, hier), row_of

@@ -195,7 +195,10 @@ def _space(
     already holds for the same records and counting settings."""
 
     def build(n_folds: int) -> tuple[ReleaseSpace, IntArray]:
-        return count_space(frame, sens, observed, hierarchies, options, n_folds, counts_column, rng)
+        keys = None if cache is None else cache.keys  # the table factorised once (engine route)
+        return count_space(
+            frame, sens, observed, hierarchies, options, n_folds, counts_column, rng, keys
+        )
 
     if cache is None:
         return build(folds)
