@@ -20,7 +20,7 @@ def _rows(rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray, 
 def _alphas(rng: np.random.Generator, priors: int) -> np.ndarray:
     from privwatch.release.heldout._prior import PRIOR_CANDIDATES, fit_candidate
 
-    k, n, eta = _rows(rng, 400)
+    k, n, _ = _rows(rng, 400)
     codes = np.zeros((400, 1), dtype=np.int64)
     fitted = fit_candidate(PRIOR_CANDIDATES[0], k, n, codes, 0.2, rng)
     return np.stack([fitted.alpha + rng.normal(0, 0.05, fitted.alpha.shape) for _ in range(priors)])
