@@ -38,7 +38,16 @@ from scipy.special import expit
 
 from ..cells import CountTable, LiftBox
 from ._breach import HeldOut, _unseen_mass, _worst
-from ._evaluation import DECIDED, _beta_share, _share_draws, beta_outside, value_bounds, values_of
+from ._evaluation import (
+    DECIDED,
+    _beta_share,
+    _share_draws,
+    beta_outside,
+    seen_once,
+    unseen_share,
+    value_bounds,
+    values_of,
+)
 from ._model import HeldOutModel, ValueModel
 from ._posterior import posteriors
 from ._prior import GRID, STEP, grid_log_likelihood, log_prior, stratum_of
@@ -110,15 +119,10 @@ class _Symbols:
         return np.asarray(((share < lo) | (share > hi)).mean(1), dtype=float)
 
     def _extra(self, mean: FloatArray, var: FloatArray) -> tuple[float, float]:
-        """The unseen pseudo-tuple's share: the mean of the posterior means of the tuples seen
-        once, and the variance of their average, sum_x v_x / n_1^2 (as for cells,
-        :meth:`~._evaluation._Evaluation._extra`)."""
-        n = self.model.n
-        once = np.isclose(n, 1.0)
-        sel = once if once.any() else n > 0
-        if not sel.any():
-            return 0.5, 0.0
-        return float(mean[sel].mean()), float(var[sel].sum()) / int(sel.sum()) ** 2
+        """The unseen pseudo-tuple's share (:func:`~._evaluation.unseen_share`, as for cells)
+        from the tuple rows' posterior means and variances."""
+        rows = seen_once(self.model.n)
+        return unseen_share(mean[rows], var[rows])
 
     def beta(self, mean: FloatArray, var: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Beta (a, b) of every symbol and its records, from the tuples' (rows') moments."""

@@ -29,7 +29,15 @@ from ..cells import LiftBox
 from ._model import HeldOutModel, ValueModel
 from ._posterior import posteriors
 
-__all__ = ["DECIDED", "Value", "beta_of_cells", "value_bounds", "values_of"]
+__all__ = [
+    "DECIDED",
+    "Value",
+    "beta_of_cells",
+    "seen_once",
+    "unseen_share",
+    "value_bounds",
+    "values_of",
+]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -143,6 +151,22 @@ def beta_outside(
     return np.asarray(np.clip(below + above, 0.0, 1.0), dtype=float)
 
 
+def seen_once(n: FloatArray) -> IntArray:
+    """The tuple rows whose share the unseen tuples' is taken from: those seen once
+    (Good-Turing: the tuples never seen resemble them), else every tuple seen."""
+    once = np.isclose(n, 1.0)
+    return np.flatnonzero(once if once.any() else n > 0)
+
+
+def unseen_share(mean: FloatArray, var: FloatArray) -> tuple[float, float]:
+    """The unseen pseudo-tuple's share, from the posterior means and variances of the tuples
+    :func:`seen_once`: the average of their means and the variance of their average,
+    sum_x v_x / n_1^2 (independent given the prior); 0.5 and 0 when there are none."""
+    if not len(mean):
+        return 0.5, 0.0
+    return float(mean.mean()), float(var.sum()) / len(var) ** 2
+
+
 class _Evaluation:
     """The cells of one release (cell of every tuple row, their number, and the all-``*`` cell
     with the mass of tuples never seen) under one table's model."""
@@ -168,26 +192,13 @@ class _Evaluation:
     def _extra(
         self, vm: ValueModel, once: tuple[FloatArray, FloatArray] | None = None
     ) -> tuple[int, float, float, float]:
-        """The unseen pseudo-tuple: its cell and mass, and the mean and variance of the share
-        of the tuples seen once (Good-Turing: the unseen tuples resemble them), the average of
-        their posterior means and sum_x v_x / n_1^2 (independent given the prior); ``once``:
-        those tuples' posterior means and variances under a replicate's prior (default the
-        fitted prior's)."""
-        n = self.model.n
+        """The unseen pseudo-tuple: its cell and mass, and its share's mean and variance
+        (:func:`unseen_share`); ``once``: the posterior means and variances of the tuples
+        :func:`seen_once` under a replicate's prior (default the fitted prior's)."""
         if once is None:
-            seen_once = np.isclose(n, 1.0)
-            sel = seen_once if seen_once.any() else n > 0
-            once = (vm.mean[sel], vm.var[sel])
-        mean, var = once
-        if not len(mean):
-            return self.unseen[0], self.unseen[1], 0.5, 0.0
-        return self.unseen[0], self.unseen[1], float(mean.mean()), float(var.sum()) / len(var) ** 2
-
-    def _once(self) -> IntArray:
-        """The tuple rows whose posteriors give the unseen pseudo-tuple (:meth:`_extra`)."""
-        n = self.model.n
-        seen_once = np.isclose(n, 1.0)
-        return np.flatnonzero(seen_once if seen_once.any() else n > 0)
+            rows = seen_once(self.model.n)
+            once = (vm.mean[rows], vm.var[rows])
+        return (self.unseen[0], self.unseen[1], *unseen_share(*once))
 
     def point(self, vm: ValueModel, bounds: tuple[float, float], exact: bool = True) -> CellFigures:
         """The value's cell figures under its fitted prior (``exact``: one-tuple cells from
@@ -263,7 +274,7 @@ class _Evaluation:
             k = m.x[:, vm.column]
             draws = m.draws(vm, n_rep)
             star = self.unseen[1] > 0 and bool(in_cells[self.unseen[0]])
-            once = self._once() if star else np.zeros(0, dtype=np.int64)
+            once = seen_once(self.model.n) if star else np.zeros(0, dtype=np.int64)
             for cand in sorted({d[0] for d in draws}):
                 reps = [r for r, d in enumerate(draws) if d[0] == cand]
                 eta = vm.full[cand].eta[rows]
