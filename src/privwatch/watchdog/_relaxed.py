@@ -37,13 +37,19 @@ def _set_breach(p: FloatArray, p_s: FloatArray, cols: NDArray[np.bool_], eps: fl
     return float(joint[abs_ll > eps + LIFT_TOL].sum())
 
 
-def _singleton_breach(p: FloatArray, p_s: FloatArray, eps: float) -> FloatArray:
+def _cell_abs_log_lift(p: FloatArray, p_s: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """``(|i(s, x)|, P(s, x))`` of every cell, over sensitive values of positive probability."""
     p_x = p.sum(axis=0)
     rows = p_s > 0
     denom = p_s[rows, None] * np.where(p_x > 0, p_x, 1.0)[None, :]
     with np.errstate(divide="ignore"):
         ll = np.abs(np.log(p[rows] / denom))
-    return np.asarray(np.where(ll > eps + LIFT_TOL, p[rows], 0.0).sum(axis=0), dtype=np.float64)
+    return ll, p[rows]
+
+
+def _singleton_breach(p: FloatArray, p_s: FloatArray, eps: float) -> FloatArray:
+    ll, mass = _cell_abs_log_lift(p, p_s)
+    return np.asarray(np.where(ll > eps + LIFT_TOL, mass, 0.0).sum(axis=0), dtype=np.float64)
 
 
 def _breach(

@@ -18,7 +18,7 @@ from ._bounds import _gamma
 from ._mechanism import _utility
 from ._partition import _merged_abs_log_lift, _symbol_risk
 from ._records import record_guarantee
-from ._relaxed import LIFT_TOL
+from ._relaxed import LIFT_TOL, _cell_abs_log_lift
 
 FloatArray = NDArray[np.float64]
 
@@ -135,23 +135,14 @@ class _KeptBreach:
     risk itself is computed as (p / p(x)) / p(s)); usually there is none."""
 
     def __init__(self, p: FloatArray, p_s: FloatArray, risk: FloatArray) -> None:
-        p_x = p.sum(axis=0)
-        rows = p_s > 0
-        denom = p_s[rows, None] * np.where(p_x > 0, p_x, 1.0)[None, :]
-        with np.errstate(divide="ignore"):
-            ll = np.abs(np.log(p[rows] / denom))
-        mass = p[rows]
+        ll, mass = _cell_abs_log_lift(p, p_s)
         self.live = np.flatnonzero(((ll > risk[None, :] + LIFT_TOL) & (mass > 0)).any(axis=0))
         self.ll, self.mass, self.n = ll[:, self.live], mass[:, self.live], p.shape[1]
 
     def __call__(self, keep: NDArray[np.bool_], eps: float) -> float:
         single = np.zeros(self.n)
         if self.live.size:
-            hit = np.where(self.ll > eps + LIFT_TOL, self.mass, 0.0)
-            column = hit[0].copy()
-            for row in hit[1:]:  # row by row, the order of numpy's sum over axis 0
-                column += row
-            single[self.live] = column
+            single[self.live] = np.where(self.ll > eps + LIFT_TOL, self.mass, 0.0).sum(axis=0)
         return float(single[keep].sum())
 
 
