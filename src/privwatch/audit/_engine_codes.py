@@ -56,18 +56,10 @@ def table_joint(counts: pd.DataFrame, s_code: np.ndarray, x_code: np.ndarray) ->
 
 
 def integers_only(frame: pd.DataFrame, columns: list[str], keys: KeyCodes | None) -> bool:
-    """Whether every column of ``frame`` holds integers only (an integer dtype, or Python
-    ints: then equal values are equal numbers, factorised as they are, with no missing
-    value); ``keys``: ``frame`` factorised (its inferred types remembered)."""
-    for c in columns:
-        col = frame[c]
-        if isinstance(col.dtype, np.dtype) and col.dtype.kind in "iu":
-            continue
-        mine = keys is not None and keys.frame is frame
-        kind = keys.inferred(c) if mine and keys is not None else None
-        if col.dtype != object or (kind or pd.api.types.infer_dtype(col, False)) != "integer":
-            return False
-    return True
+    """Whether every column of ``frame`` holds integers only (:meth:`KeyCodes.integers`);
+    ``keys``: ``frame`` factorised (its inferred types remembered)."""
+    keys = keys if keys is not None and keys.frame is frame else KeyCodes(frame)
+    return all(keys.integers(c) for c in columns)
 
 
 def codes_with(

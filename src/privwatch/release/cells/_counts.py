@@ -131,14 +131,7 @@ def _sensitive_codes(
     ``pd.factorize(MultiIndex(frame[sensitive].astype(str)), sort=True)``. From ``keys`` when
     every sensitive column holds integers (distinct integers have distinct texts, so sorting
     the distinct values' texts and the tuples of their ranks gives the same order)."""
-    ints = keys is not None and all(
-        keys.holds(c, frame[c])
-        and (
-            (isinstance(frame[c].dtype, np.dtype) and frame[c].dtype.kind in "iu")
-            or (frame[c].dtype == object and keys.inferred(c) == "integer")
-        )
-        for c in sensitive
-    )
+    ints = keys is not None and all(keys.holds(c, frame[c]) and keys.integers(c) for c in sensitive)
     if ints and keys is not None:  # the mixed-radix code of the ranks must fit in int64
         sizes = [len(keys.factorized(c)[1]) for c in sensitive]
         ints = float(np.prod(np.maximum(sizes, 1), dtype=float)) < 2**62

@@ -109,6 +109,14 @@ class KeyCodes:
             self._inferred[column] = infer_dtype(self.frame[column], skipna=False)
         return self._inferred[column]
 
+    def integers(self, column: str) -> bool:
+        """Whether ``frame[column]`` holds integers only: an integer dtype, or Python ints
+        (then equal values are equal numbers, and there is no missing value)."""
+        col = self.frame[column]
+        if isinstance(col.dtype, np.dtype) and col.dtype.kind in "iu":
+            return True
+        return bool(col.dtype == object) and self.inferred(column) == "integer"
+
     def only_str(self, column: str) -> bool:
         """Whether every value of ``frame[column]`` is a ``str`` (not a subclass)."""
         if column not in self._only_str:
