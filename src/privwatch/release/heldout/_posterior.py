@@ -21,9 +21,19 @@ from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import expit, log_expit, logit, ndtr
+from scipy.special import expit, logit, ndtr
 
-from ._prior import ETA_STEP, FINE, GRID, STEP, basis, distinct, log_prior, stratum_of
+from ._prior import (
+    ETA_STEP,
+    FINE,
+    GRID,
+    STEP,
+    _likelihood,
+    basis,
+    distinct,
+    log_prior,
+    stratum_of,
+)
 
 __all__ = ["LAPLACE_INFO", "GridRows", "posteriors"]
 
@@ -50,11 +60,10 @@ def _edges(bounds: Bounds) -> tuple[float, float]:
 def _likelihood_rows(
     k: FloatArray, n: FloatArray, eta: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
-    """Each row's binomial likelihood on GRID, scaled to a maximum of 1, and theta on GRID
-    (rows x GRID; elementwise and per row: a row's values do not depend on the other rows)."""
-    z = eta[:, None] + GRID[None, :]
-    ll = k[:, None] * log_expit(z) + (n - k)[:, None] * log_expit(-z)
-    return np.exp(ll - ll.max(1, keepdims=True)), expit(z)
+    """Each row's binomial likelihood on GRID, scaled to a maximum of 1
+    (:func:`~._prior._likelihood`), and theta on GRID (rows x GRID; elementwise and per row: a
+    row's values do not depend on the other rows)."""
+    return _likelihood(k, n, eta), expit(eta[:, None] + GRID[None, :])
 
 
 class GridRows:
