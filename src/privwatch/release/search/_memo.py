@@ -16,7 +16,10 @@ share their parts, kept here:
 - a node's cell counts, their sizes and the information bound (:meth:`SearchMemo.node_counts`):
   they depend on the node and the counts only, and the best-first order of the lattice follows
   the bound alone, so the searches of one table at every epsilon, margin and suppression limit
-  evaluate mostly the same nodes.
+  evaluate mostly the same nodes. A node's cell counts not yet known are rolled up from those
+  of a finer node one level down in one column (:meth:`SearchMemo.finer_counts`; the
+  hierarchies are nested, so each finer cell lies in one cell of the node) rather than summed
+  over every tuple row: integer counts, so the sums are exact and the bits the same.
 
 Each is a deterministic function of its key, so the answers are the ones computed afresh.
 """
@@ -73,6 +76,22 @@ class SearchMemo:
             self._counts[key] = out
             self._counts_bytes += size
         return out
+
+    def finer_counts(
+        self, node: tuple[int, ...], counts_key: Hashable
+    ) -> tuple[tuple[int, ...], FloatArray] | None:
+        """The kept cell counts, under the counts identified by ``counts_key``, of the node
+        one level finer than ``node`` in one column with the fewest cells (None if none is
+        kept): every cell of it lies in one cell of ``node`` (nested hierarchies)."""
+        best: tuple[tuple[int, ...], FloatArray] | None = None
+        for j, level in enumerate(node):
+            if level == 0:
+                continue
+            finer = (*node[:j], level - 1, *node[j + 1 :])
+            hit = self._counts.get((finer, counts_key))
+            if hit is not None and (best is None or hit[0].shape[0] < best[1].shape[0]):
+                best = (finer, hit[0])
+        return best
 
     def node_breaks(
         self,
