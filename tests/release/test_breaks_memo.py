@@ -135,7 +135,9 @@ def test_node_counts_rolled_up_from_a_finer_node_are_the_fresh_sums() -> None:
     for node in nodes:  # lexicographic: every finer neighbour comes first
         rolled += shared.memo.finer_counts(node, "k") is not None
         evaluate_node(shared, node, total, box, 0.05, counts_key="k")
-        ct, sizes, bound = shared.memo._counts[(node, "k")]
+        assert (node, "k") in shared.memo._counts
+        ct, sizes, bound = shared.memo.node_counts(node, "k", lambda: pytest.fail("not kept"))
+        assert not ct.flags.writeable and ct.dtype == np.float64
         cell_of, n_cells = shared.node_cells(node)
         want = cell_counts(cell_of, n_cells, total)
         assert ct.tobytes() == want.tobytes() and sizes.tobytes() == row_sums(want).tobytes()
