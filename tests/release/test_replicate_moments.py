@@ -82,3 +82,18 @@ def test_beyond_the_budget_moments_are_computed_as_asked(monkeypatch: pytest.Mon
     got = _evaluation._replicate_moments(model, vm, 0, alphas, rows)  # type: ignore[arg-type]
     assert got[0].tobytes() == want[0].tobytes() and got[1].tobytes() == want[1].tobytes()
     assert not _evaluation._MOMENTS.get(model)  # type: ignore[call-overload]
+
+
+def test_the_budget_holds_for_all_models_together(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model short of room drops the other models' kept moments, so the budget bounds them
+    all (a long-running process checks many tables)."""
+    first, vm1, alphas1 = _setup(9)
+    second, vm2, alphas2 = _setup(10)
+    one = 2 * 8 * len(first.n) * len(alphas1) + len(first.n)
+    monkeypatch.setattr(_evaluation, "MOMENTS_BYTES", one + one // 2)
+    rows = np.arange(200)
+    _evaluation._replicate_moments(first, vm1, 0, alphas1, rows)  # type: ignore[arg-type]
+    assert _evaluation._moments_bytes() == one
+    _evaluation._replicate_moments(second, vm2, 0, alphas2, rows)  # type: ignore[arg-type]
+    assert first not in _evaluation._MOMENTS and second in _evaluation._MOMENTS
+    assert _evaluation._moments_bytes() == one

@@ -169,8 +169,8 @@ def unseen_share(mean: FloatArray, var: FloatArray) -> tuple[float, float]:
     return float(mean.mean()), float(var.sum()) / len(var) ** 2
 
 
-#: Most memory (bytes) the replicates' posterior moments kept per model take
-#: (:func:`_replicate_moments`).
+#: Most memory (bytes) the replicates' posterior moments kept take, all models together
+#: (:func:`_replicate_moments`; a model short of room drops the other models' first).
 MOMENTS_BYTES = 128 * 2**20
 _Moments = tuple[FloatArray, FloatArray, np.ndarray]
 _MOMENTS: weakref.WeakKeyDictionary[HeldOutModel, dict[tuple[int, int, bytes], _Moments]] = (
@@ -195,8 +195,8 @@ def _replicate_moments(
     The same figures to the last bits: a row's moments are formed by BLAS products whose
     rounding depends on the row's place in its block (OpenBLAS's edge kernels), so a row
     computed among other rows than a call without this memo asks for can differ in its last
-    bit; a row asked again gets the bits it got first. Unchanged on the goldens, the census
-    leakage.json and the 10^7 decision (checked when this was written)."""
+    bit; a row asked again while kept gets the bits it got first. Unchanged on the goldens,
+    the census leakage.json and the 10^7 decision (checked when this was written)."""
     k, n = model.x[:, vm.column], model.n
     absent = [(0.0, 1.0)] * len(alphas)  # no edge: the moments alone
     key = (vm.column, cand, np.ascontiguousarray(alphas).tobytes())
@@ -205,8 +205,11 @@ def _replicate_moments(
         hit = kept.get(key)
         if hit is None:
             shape = (len(n), len(alphas))
-            used = sum(a.nbytes + b.nbytes + c.nbytes for a, b, c in kept.values())
-            if used + 2 * 8 * shape[0] * shape[1] + shape[0] <= MOMENTS_BYTES:
+            size = 2 * 8 * shape[0] * shape[1] + shape[0]
+            if _moments_bytes() + size > MOMENTS_BYTES:  # room made from other tables' first
+                for other in [m for m in _MOMENTS if m is not model]:
+                    del _MOMENTS[other]
+            if _moments_bytes() + size <= MOMENTS_BYTES:
                 hit = (np.empty(shape), np.empty(shape), np.zeros(shape[0], dtype=bool))
                 kept[key] = hit
     if hit is None:
@@ -220,6 +223,13 @@ def _replicate_moments(
         m, v, _ = posteriors(alphas, k[todo], n[todo], eta, absent, model.grid_rows)
         mean[todo], var[todo], known[todo] = m, v, True
     return mean[rows], var[rows]
+
+
+def _moments_bytes() -> int:
+    """Memory the kept moments of every model take (:data:`MOMENTS_BYTES` bounds it)."""
+    return sum(
+        a.nbytes + b.nbytes + c.nbytes for kept in _MOMENTS.values() for a, b, c in kept.values()
+    )
 
 
 def _model_eta(vm: ValueModel, cand: int, rows: IntArray) -> FloatArray:
