@@ -121,3 +121,26 @@ def test_remembered_node_counts_follow_the_counts() -> None:
                 want = evaluate_node(fresh, node, counts, box, 0.05)
                 assert got[0] == want[0] and _summary(got[1]) == _summary(want[1])
     assert len(shared.memo._counts) == 2 * len(nodes)
+
+
+def test_node_counts_rolled_up_from_a_finer_node_are_the_fresh_sums() -> None:
+    """A node's cell counts rolled up from a kept finer node (one level down in one column)
+    are, bit for bit, the sums over its tuple rows; the roll-up is taken once the finer node is
+    kept, and not before."""
+    shared, total = _space(3)
+    box = LiftBox(total.sum(0), shared.table.marginals(), 0.5, "both", None)
+    nodes = list(itertools.product(*[range(int(k)) for k in shared.n_levels]))
+    assert shared.memo.finer_counts(nodes[-1], "k") is None
+    rolled = 0
+    for node in nodes:  # lexicographic: every finer neighbour comes first
+        rolled += shared.memo.finer_counts(node, "k") is not None
+        evaluate_node(shared, node, total, box, 0.05, counts_key="k")
+        assert (node, "k") in shared.memo._counts
+        ct, sizes, bound = shared.memo.node_counts(node, "k", lambda: pytest.fail("not kept"))
+        assert not ct.flags.writeable and ct.dtype == np.float64
+        cell_of, n_cells = shared.node_cells(node)
+        want = cell_counts(cell_of, n_cells, total)
+        assert ct.tobytes() == want.tobytes() and sizes.tobytes() == row_sums(want).tobytes()
+        fresh, _ = _space(3)
+        assert evaluate_node(fresh, node, total, box, 0.05)[0] == bound
+    assert rolled == len(nodes) - 1  # all but the finest node

@@ -19,6 +19,8 @@ closed form: the cost grows with the undecided cells, not with cells x draws.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -167,6 +169,74 @@ def unseen_share(mean: FloatArray, var: FloatArray) -> tuple[float, float]:
     return float(mean.mean()), float(var.sum()) / len(var) ** 2
 
 
+#: Most memory (bytes) the replicates' posterior moments kept take, all models together
+#: (:func:`_replicate_moments`; a model short of room drops the other models' first).
+MOMENTS_BYTES = 128 * 2**20
+_Moments = tuple[FloatArray, FloatArray, np.ndarray]
+_MOMENTS: weakref.WeakKeyDictionary[HeldOutModel, dict[tuple[int, int, bytes], _Moments]] = (
+    weakref.WeakKeyDictionary()
+)
+_MOMENTS_LOCK = threading.Lock()
+
+
+def _replicate_moments(
+    model: HeldOutModel, vm: ValueModel, cand: int, alphas: FloatArray, rows: IntArray
+) -> tuple[FloatArray, FloatArray]:
+    """Posterior mean and variance (rows x priors) of the tuple ``rows`` of ``model`` under
+    the priors ``alphas`` of the family ``cand`` of the value ``vm``
+    (:func:`~._posterior.posteriors`, eta that family's).
+
+    The held-out checks of one table (every release tried, at every margin and epsilon, for
+    the frontier and the alternatives) ask for the moments of the same tuples under the same
+    replicate priors: they depend on the tuple and the priors alone, not on the release or its
+    box, so they are kept per model, value, family and priors and computed for the rows not
+    asked before (like :meth:`ValueModel.out`), while they fit in :data:`MOMENTS_BYTES`.
+
+    The same figures to the last bits: a row's moments are formed by BLAS products whose
+    rounding depends on the row's place in its block (OpenBLAS's edge kernels), so a row
+    computed among other rows than a call without this memo asks for can differ in its last
+    bit; a row asked again while kept gets the bits it got first. Unchanged on the goldens,
+    the census leakage.json and the 10^7 decision (checked when this was written)."""
+    k, n = model.x[:, vm.column], model.n
+    absent = [(0.0, 1.0)] * len(alphas)  # no edge: the moments alone
+    key = (vm.column, cand, np.ascontiguousarray(alphas).tobytes())
+    with _MOMENTS_LOCK:  # (rows computed twice by two threads get the same values)
+        kept = _MOMENTS.setdefault(model, {})
+        hit = kept.get(key)
+        if hit is None:
+            shape = (len(n), len(alphas))
+            size = 2 * 8 * shape[0] * shape[1] + shape[0]
+            if _moments_bytes() + size > MOMENTS_BYTES:  # room made from other tables' first
+                for other in [m for m in _MOMENTS if m is not model]:
+                    del _MOMENTS[other]
+            if _moments_bytes() + size <= MOMENTS_BYTES:
+                hit = (np.empty(shape), np.empty(shape), np.zeros(shape[0], dtype=bool))
+                kept[key] = hit
+    if hit is None:
+        eta = _model_eta(vm, cand, rows)
+        mean, var, _ = posteriors(alphas, k[rows], n[rows], eta, absent, model.grid_rows)
+        return mean, var
+    mean, var, known = hit
+    todo = rows[~known[rows]]
+    if len(todo):
+        eta = _model_eta(vm, cand, todo)
+        m, v, _ = posteriors(alphas, k[todo], n[todo], eta, absent, model.grid_rows)
+        mean[todo], var[todo], known[todo] = m, v, True
+    return mean[rows], var[rows]
+
+
+def _moments_bytes() -> int:
+    """Memory the kept moments of every model take (:data:`MOMENTS_BYTES` bounds it)."""
+    return sum(
+        a.nbytes + b.nbytes + c.nbytes for kept in _MOMENTS.values() for a, b, c in kept.values()
+    )
+
+
+def _model_eta(vm: ValueModel, cand: int, rows: IntArray) -> FloatArray:
+    """The tuple ``rows``' eta under the family ``cand`` of ``vm`` fitted on all records."""
+    return np.asarray(vm.full[cand].eta[rows], dtype=float)
+
+
 class _Evaluation:
     """The cells of one release (cell of every tuple row, their number, and the all-``*`` cell
     with the mass of tuples never seen) under one table's model."""
@@ -265,10 +335,11 @@ class _Evaluation:
         at = np.full(self.n_cells, -1, dtype=np.int64)  # each cell's position in ``cells``
         at[cells] = np.arange(len(cells))
         lone = at[c[alone]]
-        # the tuples' mass outside the box is read for one-tuple cells only: with none asked,
-        # it is not integrated (an absent edge adds exactly 0; the means and variances, all
-        # that the other cells read, are computed as before: the same bits)
+        # the tuples' mass outside the box is read for one-tuple cells only, and integrated
+        # for their tuples alone; the means and variances, all that the other cells read, are
+        # the kept ones (_replicate_moments: elementwise per row, the same bits)
         outside = len(lone) > 0
+        out_alone = np.zeros((0, n_rep))
         miss = np.ones((n_rep, len(cells)))
         for j, vm in enumerate(fitted):
             k = m.x[:, vm.column]
@@ -277,20 +348,22 @@ class _Evaluation:
             once = seen_once(self.model.n) if star else np.zeros(0, dtype=np.int64)
             for cand in sorted({d[0] for d in draws}):
                 reps = [r for r, d in enumerate(draws) if d[0] == cand]
-                eta = vm.full[cand].eta[rows]
                 alphas = np.stack([draws[r][1] for r in reps])
                 b_r = [bounds[r][j] for r in reps]
-                edges = b_r if outside else [(0.0, 1.0)] * len(reps)
-                mean, var, out = posteriors(alphas, k[rows], n[rows], eta, edges, m.grid_rows)
-                eta_once = vm.full[cand].eta[once]
-                m1, v1, _ = posteriors(alphas, k[once], n[once], eta_once, b_r, m.grid_rows)
+                mean, var = _replicate_moments(m, vm, cand, alphas, rows)
+                m1, v1 = _replicate_moments(m, vm, cand, alphas, once)
+                if outside:  # the mass outside each replicate's box, of the one-tuple cells
+                    ra = rows[alone]
+                    eta = _model_eta(vm, cand, ra)
+                    out_alone = posteriors(alphas, k[ra], n[ra], eta, b_r, m.grid_rows)[2]
                 w = n[rows]
                 for i, r in enumerate(reps):
                     extra = self._extra(vm, (m1[:, i], v1[:, i]))
                     a, b, _ = beta_of_cells(mean[:, i], var[:, i], w, c, self.n_cells, extra)
                     # the CDFs of the asked cells only (elementwise: the same values)
                     p = beta_outside(a[cells], b[cells], b_r[i], complement=True)
-                    p[lone] = out[alone, i]
+                    if outside:
+                        p[lone] = out_alone[:, i]
                     miss[r] *= 1.0 - p
         return 1.0 - miss
 

@@ -38,7 +38,7 @@ from ..cells import table_protection
 from ..heldout import NOTHING_KEPT, held_out_verdict, not_met_reasons
 from ._global_recoding import FloatArray, Plan, ReleaseSpace
 from ._margin import Searched, search_to_pass
-from ._one_search import Fitter, checked_release
+from ._one_search import Fitter, check_fails, checked_release
 from ._options import SearchOptions
 
 __all__ = [
@@ -57,6 +57,8 @@ DEFAULT_EPSILONS = (0.25, 0.5, 1.0, 2.0, 3.0)
 LADDER = DEFAULT_EPSILONS
 #: Rank of a held-out verdict (None: no held-out check).
 _VERDICT_RANK = {"met": 3, None: 2, "inconclusive": 1, "breach": 0}
+#: The best rank (met, verdict) of a release whose held-out check fails.
+_FAILED_TOP = (False, _VERDICT_RANK["inconclusive"])
 
 
 def suppressed_share(plan: Plan, total: FloatArray) -> float:
@@ -142,6 +144,17 @@ class Releases:
         reasons = not_met_reasons(opts, found.information_nats, held, self.tolerance, protection)
         return Chosen(found, searched_at, reasons)
 
+    def _fails_at(self, found: Searched, epsilon: float) -> bool:
+        """Whether ``found``'s held-out check at ``epsilon`` fails
+        (:func:`~._one_search.check_fails`: its interval drawn only when its estimate does not
+        decide). A candidate that fails is not met and its verdict is at best inconclusive, so
+        it cannot beat a best that is met or has a better verdict, whatever its interval: its
+        interval is then not drawn (the chosen release and its figures are the same)."""
+        if found.held is None:  # not checked (no folds, or it keeps nothing)
+            return False
+        box = Fitter(self.space, found.options.replace(epsilon=float(epsilon))).box
+        return check_fails(self.space, found.fit.plan, box, self.rng, self.tolerance)
+
     def at(self, epsilon: float) -> Chosen:
         """The release published at ``epsilon``: the best candidate judged there (see the
         module docstring). A candidate is judged (its held-out check made at ``epsilon``) only
@@ -162,6 +175,8 @@ class Releases:
             seen.add(id(cand.fit.plan))
             rank = best.rank(self.tolerance)
             if rank[:2] >= top and cand.information_nats <= rank[2] + 1e-12:
+                continue
+            if rank[:2] > _FAILED_TOP and self._fails_at(cand, epsilon):
                 continue
             judged = self._judged(cand, epsilon)
             if judged.rank(self.tolerance) > (rank[0], rank[1], rank[2] + 1e-12):

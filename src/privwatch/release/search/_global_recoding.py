@@ -33,6 +33,7 @@ from ..cells import (
     cell_counts,
     entropy_of_sizes,
     entropy_terms,
+    first_rows,
     group_rows,
     row_sums,
 )
@@ -76,6 +77,7 @@ class ReleaseSpace:
             np.int64
         )
         self._cache: dict[tuple[int, ...], tuple[IntArray, int]] = {}
+        self._first: dict[tuple[int, ...], IntArray] = {}
         self._remembered: dict[Hashable, object] = {}
         self._plans: dict[int, Plan] = {}  # the plans the remembered results hold, by id
         self._plan_bytes = 0
@@ -133,6 +135,18 @@ class ReleaseSpace:
             out = group_rows(self.keys(lv))
         if (len(self._cache) + 1) * codes.shape[0] * 8 <= self.CACHE_BYTES:
             self._cache[node] = out
+        return out
+
+    def node_first_rows(self, node: tuple[int, ...]) -> IntArray:
+        """The first tuple row of every cell of a global-recoding node (:meth:`node_cells`;
+        kept, like it, while the groupings fit in :attr:`CACHE_BYTES`)."""
+        hit = self._first.get(node)
+        if hit is not None:
+            return hit
+        cell_of, n_cells = self.node_cells(node)
+        out = first_rows(cell_of, n_cells)
+        if node in self._cache:
+            self._first[node] = out
         return out
 
     def keys(
@@ -344,7 +358,11 @@ def evaluate_node(
     cell_of, n_cells = space.node_cells(levels)
 
     def count() -> tuple[FloatArray, FloatArray, float]:
-        ct = cell_counts(cell_of, n_cells, counts)
+        finer = None if counts_key is None else space.memo.finer_counts(levels, counts_key)
+        if finer is None:
+            ct = cell_counts(cell_of, n_cells, counts)
+        else:  # integer counts: the finer cells' sums add up exactly to the same bits
+            ct = cell_counts(cell_of[space.node_first_rows(finer[0])], n_cells, finer[1])
         sizes = row_sums(ct)
         ct.flags.writeable = sizes.flags.writeable = False  # shared by the searches
         return ct, sizes, _node_information(space, cell_of, n_cells, counts, sizes)
