@@ -141,3 +141,41 @@ def test_summary_and_lift_codes_with_keys() -> None:
         want = value_shares(frame, sens, weight, "s")
         pd.testing.assert_series_equal(value_shares(frame, sens, weight, "s", keys), want)
         assert list(want.index) != sorted(want.index)  # largest first, not by text
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_factorized_object_integers_are_pandas(seed: int) -> None:
+    """An object column of integers is factorised through a table of its range: the same codes
+    and the column's own objects as distinct values (Python and numpy ints mixed), and
+    pandas' hashing where the range is wide or a value does not fit in int64."""
+    g = np.random.default_rng(seed)
+    n = 5000
+    small = g.integers(-40, 60, n)
+    mixed = [np.int64(v) if i % 3 else int(v) for i, v in enumerate(small)]
+    frame = pd.DataFrame(
+        {
+            "small": pd.Series(small.tolist(), dtype=object),
+            "mixed": pd.Series(mixed, dtype=object),
+            "wide": pd.Series((g.integers(0, 50, n) * 10**12).tolist(), dtype=object),
+            "huge": pd.Series([*g.integers(0, 9, n - 1).tolist(), 2**70], dtype=object),
+        }
+    )
+    keys = KeyCodes(frame)
+    for c in frame.columns:
+        codes, uniques = keys.factorized(c)
+        want_codes, want_uniques = pd.factorize(frame[c])
+        assert codes.dtype == np.int64
+        np.testing.assert_array_equal(codes, want_codes)
+        assert [type(u) for u in uniques] == [type(u) for u in want_uniques]
+        assert list(uniques) == list(want_uniques)
+
+
+def test_arrow_columns_held_across_copies() -> None:
+    """A text column backed by Arrow holds in a copy that shares its array (``reset_index``,
+    a column selection: the release read by the joint and the re-identification classes), and
+    not in a frame with other values."""
+    frame = pd.DataFrame({"a": pd.Series(["x", "y", "x"], dtype="str"), "b": [1, 2, 3]})
+    keys = KeyCodes(frame)
+    assert keys.holds("a", frame[["a", "b"]].reset_index(drop=True)["a"])
+    assert not keys.holds("a", pd.Series(["x", "y", "x"], dtype="str"))
+    assert not keys.holds("a", pd.Series(["y", "y", "x"], dtype="str"))
