@@ -184,7 +184,10 @@ class EngineRoute(Route):
             source, sens, keys, engine=self.engine, folds=spec.folds if spec.folds >= 2 else None,
             seed=spec.seed, table=spec.table, bins=bins,
         )  # fmt: skip
-        holes = counts[counts[[*sens, *keys]].isna().any(axis=1)][[*sens, *keys]]
+        # the rows with a missing key, read only when they are dropped (``missing`` 'error'
+        # refuses them): a pass over every object column of the count table
+        holes = counts[[*sens, *keys]]
+        holes = holes[holes.isna().any(axis=1)] if spec.missing == "drop" else holes.iloc[:0]
         counts = _check_missing(counts, spec.missing, [*sens, *keys])
         if int(counts["count"].sum()) == 0:
             raise ValidationError(
