@@ -343,6 +343,6 @@ def _reidentification(
         c.counts[c.observed], released.reset_index(drop=True), c.observed,
         sampling_fraction=spec.sampling_fraction, population=population,
         threshold=spec.risk_threshold, seed=spec.seed,
-        counts=c.counts["count"].to_numpy(dtype=np.float64), keys=keys,
+        counts=c.counts["count"].to_numpy(dtype=np.float64), keys=keys, per_record=False,
     )  # fmt: skip
     return section
