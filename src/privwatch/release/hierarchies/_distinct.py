@@ -134,6 +134,14 @@ class KeyCodes:
             self._only_str[column] = bool(col.map(lambda v: type(v) is str).all())
         return self._only_str[column]
 
+    def remember(self, columns: Sequence[str], raw: Sequence[bool], codes: IntArray) -> None:
+        """Keep ``codes`` as :meth:`tuple_codes` of ``columns`` and ``raw``, computed by the
+        caller another way (the engine route's release, from its mapping): the caller vouches
+        that they are the same numbers."""
+        if len(codes) != len(self.frame):
+            raise ValueError("`codes` must hold one code per row of the frame.")
+        self._tuples[(tuple(columns), tuple(bool(r) for r in raw))] = codes
+
     def tuple_codes(self, columns: Sequence[str], raw: Sequence[bool]) -> IntArray:
         """Each row's tuple of ``columns`` (``raw[i]``: column ``i`` compared as it is, else
         as text), numbered in order of first appearance."""
