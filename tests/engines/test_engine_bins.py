@@ -211,3 +211,32 @@ def test_engine_apply_suppresses_unseen_and_missing(compas: Path, tmp_path: Path
     assert batch.summary["n_unseen"] == 3 and batch.summary["n_records"] == 4
     assert (out.loc[out["unseen"], ["sex", "age"]] == "*").all().all()
     assert out["age"].iloc[0] in ("<30", "*")
+
+
+def test_parquet_statistics_bound_the_distinct_counts(tmp_path: Path) -> None:
+    """The footers' min/max bound every integer column's distinct values (one more with a
+    missing value); a float column, or a bound above ``at_most``, is counted in the engine."""
+    from privwatch.engines import distinct_counts
+    from privwatch.engines._sources import parquet_distinct_bounds
+
+    g = np.random.default_rng(0)
+    n = 3000
+    frame = pd.DataFrame(
+        {
+            "few": g.integers(3, 9, n),
+            "gaps": g.choice([0, 40], n),
+            "holes": pd.array(np.where(g.random(n) < 0.1, None, g.integers(0, 4, n)), "Int64"),
+            "many": g.integers(0, 500, n),
+            "real": g.integers(0, 3, n).astype(float),
+        }
+    )
+    path = tmp_path / "t.parquet"
+    frame.to_parquet(path, row_group_size=700)
+    cols = list(frame.columns)
+    bounds = parquet_distinct_bounds([str(path)], cols)
+    assert bounds == {"few": 6, "gaps": 41, "holes": 5, "many": 500}
+    exact = distinct_counts(str(path), cols, engine="duckdb")
+    for c, b in bounds.items():
+        assert exact[c] <= b
+    got = distinct_counts(str(path), cols, engine="duckdb", at_most=50)
+    assert got == {**exact, "few": 6, "gaps": 41, "holes": 5}

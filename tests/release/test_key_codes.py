@@ -8,11 +8,13 @@ and missing values: the arrays must be equal, element for element.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from privwatch.audit._engine_codes import codes_with, distinct_tuples, value_shares
+from privwatch.audit._engine_codes import codes_with, distinct_tuples, released_codes, value_shares
 from privwatch.audit._engine_codes import table_codes as _codes
 from privwatch.audit._reidentification import _class_ids
 from privwatch.release.cells import CountTable
@@ -141,3 +143,107 @@ def test_summary_and_lift_codes_with_keys() -> None:
         want = value_shares(frame, sens, weight, "s")
         pd.testing.assert_series_equal(value_shares(frame, sens, weight, "s", keys), want)
         assert list(want.index) != sorted(want.index)  # largest first, not by text
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_factorized_object_integers_are_pandas(seed: int) -> None:
+    """An object column of integers is factorised through a table of its range: the same codes
+    and the column's own objects as distinct values (Python and numpy ints mixed), and
+    pandas' hashing where the range is wide or a value does not fit in int64."""
+    g = np.random.default_rng(seed)
+    n = 5000
+    small = g.integers(-40, 60, n)
+    mixed = [np.int64(v) if i % 3 else int(v) for i, v in enumerate(small)]
+    frame = pd.DataFrame(
+        {
+            "small": pd.Series(small.tolist(), dtype=object),
+            "mixed": pd.Series(mixed, dtype=object),
+            "wide": pd.Series((g.integers(0, 50, n) * 10**12).tolist(), dtype=object),
+            "huge": pd.Series([*g.integers(0, 9, n - 1).tolist(), 2**70], dtype=object),
+        }
+    )
+    keys = KeyCodes(frame)
+    for c in frame.columns:
+        codes, uniques = keys.factorized(c)
+        want_codes, want_uniques = pd.factorize(frame[c])
+        assert codes.dtype == np.int64
+        np.testing.assert_array_equal(codes, want_codes)
+        assert [type(u) for u in uniques] == [type(u) for u in want_uniques]
+        assert list(uniques) == list(want_uniques)
+
+
+def test_arrow_columns_held_across_copies() -> None:
+    """A text column backed by Arrow holds in a copy that shares its array (``reset_index``,
+    a column selection: the release read by the joint and the re-identification classes), and
+    not in a frame with other values."""
+    frame = pd.DataFrame({"a": pd.Series(["x", "y", "x"], dtype="str"), "b": [1, 2, 3]})
+    keys = KeyCodes(frame)
+    assert keys.holds("a", frame[["a", "b"]].reset_index(drop=True)["a"])
+    assert not keys.holds("a", pd.Series(["x", "y", "x"], dtype="str"))
+    assert not keys.holds("a", pd.Series(["y", "y", "x"], dtype="str"))
+
+
+def _release_of(frame: pd.DataFrame, obs: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A release as the search writes it: a mapping (each observed tuple once, its released
+    texts: one column coarsened, one suppressed in part) and the rows' released tuples."""
+    tuples = frame[obs].drop_duplicates().reset_index(drop=True)
+    released = pd.DataFrame(
+        {
+            obs[0]: (tuples[obs[0]].astype(int) // 4).astype(str),
+            obs[1]: np.where(tuples[obs[1]].astype(int) > 2, "*", tuples[obs[1]].astype(str)),
+            obs[2]: tuples[obs[2]].astype(str),
+        }
+    ).astype("str")
+    mapping = pd.concat([tuples, released.add_prefix("release_")], axis=1)
+    at = pd.MultiIndex.from_frame(tuples).get_indexer(pd.MultiIndex.from_frame(frame[obs]))
+    return mapping, released.iloc[at].reset_index(drop=True)
+
+
+def test_release_codes_from_the_mapping() -> None:
+    """The release's tuple codes read off its mapping are the codes of its rows' text; a
+    mapping that lacks a tuple or holds one twice gives none."""
+    frame = _table(4000, 11)
+    obs = ["a", "b", "s"]
+    keys = KeyCodes(frame)
+    mapping, rows = _release_of(frame, obs)
+    coded = KeyCodes(rows)
+    got = released_codes(frame, keys, mapping.sample(frac=1.0, random_state=1), coded, obs)
+    assert got is not None
+    np.testing.assert_array_equal(got, _codes(rows, obs))
+    assert released_codes(frame, keys, mapping.iloc[1:], coded, obs) is None
+    doubled = pd.concat([mapping, mapping.iloc[:1]], ignore_index=True)
+    assert released_codes(frame, keys, doubled, coded, obs) is None
+    assert released_codes(frame, keys, mapping.astype({"release_a": object}), coded, obs) is None
+
+
+def test_engine_route_release_codes_are_its_texts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the engine route's decide step, the release's codes from its mapping equal the codes
+    of the released rows' text (a MET and a strict epsilon)."""
+    from privwatch.audit import AuditSpec
+    from privwatch.audit import _route_engine as route
+
+    g = np.random.default_rng(4)
+    n = 6000
+    frame = pd.DataFrame({c: pd.Series(g.integers(0, k, n).tolist(), dtype=object)
+                          for c, k in (("x1", 4), ("x2", 5), ("x3", 6), ("s", 3))})  # fmt: skip
+    frame["s"] = pd.Series(((frame["x1"] + g.integers(0, 2, n)) % 3).tolist(), dtype=object)
+    frame["fold"] = g.integers(0, 3, n)
+    frame["count"] = g.integers(1, 30, n)
+    frame = frame.groupby(["x1", "x2", "x3", "s", "fold"], as_index=False)["count"].sum()
+    frame = frame.astype({c: object for c in ("x1", "x2", "x3", "s")})
+    checked: list[bool] = []
+    original = route.released_codes
+
+    def spy(counts: Any, keys: Any, mapping: Any, coded: Any, observed: Any) -> Any:
+        got = original(counts, keys, mapping, coded, observed)
+        want = _codes(coded.frame, observed)
+        checked.append(got is not None and bool(np.array_equal(got, want)))
+        return got
+
+    monkeypatch.setattr(route, "released_codes", spy)
+    obs = ["x1", "x2", "x3"]
+    for eps in (1.0, 0.2):
+        spec = AuditSpec(sensitive=["s"], observed=obs, epsilon=eps, folds=3, records=False)
+        counted = route._Counted(frame, "duckdb", "t", ["s"], obs, spec, {}, frame.iloc[:0])
+        route.EngineRoute("duckdb", "t").decide(spec, counted, lambda m: None)
+    assert checked == [True, True]

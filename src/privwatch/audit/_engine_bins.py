@@ -114,8 +114,9 @@ def resolve_engine_bins(
         if c not in spec.bins and c not in bins and c not in hierarchies and c in numeric
     ]  # one pass for all: only a column with many values needs its value counts
     many = engines.distinct_counts(
-        source, candidates, complete=complete, engine=engine, table=spec.table
-    )
+        source, candidates, complete=complete, engine=engine, table=spec.table,
+        at_most=spec.max_levels,
+    )  # fmt: skip
     for col in candidates:
         if many[col] <= spec.max_levels:
             continue

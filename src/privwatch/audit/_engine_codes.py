@@ -21,6 +21,8 @@ __all__ = [
     "codes_with",
     "distinct_tuples",
     "integers_only",
+    "raw_columns",
+    "released_codes",
     "table_codes",
     "table_joint",
     "value_shares",
@@ -35,17 +37,61 @@ def table_codes(
     ``keys``: ``counts`` factorised once for every reader of the count table (the same
     codes)."""
     keys = keys if keys is not None and keys.frame is counts else KeyCodes(counts)
+    return keys.tuple_codes(columns, raw_columns(keys, columns))
+
+
+def raw_columns(keys: KeyCodes, columns: list[str]) -> list[bool]:
+    """:func:`table_codes`' rule, per column of ``keys.frame``: compared as it is (integers,
+    booleans and strings group as their text does: no copy to text needed), else as text
+    (floats: 0.0 and -0.0 are one value but two texts; mixed objects)."""
     raw = []
     for c in columns:
-        col = counts[c]
-        # integers, booleans and strings group as their text does (no copy to text needed);
-        # floats (0.0 and -0.0 are one value but two texts) and mixed objects go through text
+        col = keys.frame[c]
         exact = col.dtype.kind in "biu" or pd.api.types.is_string_dtype(col.dtype)
         if col.dtype == object:  # only integers, only booleans (C speed), or only str
             kind = keys.inferred(c)
             exact = kind in ("integer", "boolean") or (kind == "string" and keys.only_str(c))
         raw.append(exact)
-    return keys.tuple_codes(columns, raw)
+    return raw
+
+
+def released_codes(
+    counts: pd.DataFrame,
+    keys: KeyCodes | None,
+    mapping: pd.DataFrame,
+    released: KeyCodes,
+    observed: list[str],
+) -> np.ndarray | None:
+    """:func:`table_codes` of the release (``released.frame``: the released observed columns of
+    each row of ``counts``), from the release's ``mapping`` (one row per observed tuple of
+    ``counts``: the tuple and its ``release_<column>`` values) instead of the 1.9 M rows'
+    text: each row's tuple among the mapping's (:func:`codes_with`), the mapping's released
+    tuples numbered (a hundred thousand rows), then renumbered in order of first appearance
+    over the rows: the same partition and numbering when every row's released tuple is its
+    observed tuple's (the search labels each observed tuple once: no useful column apart).
+    None when that cannot be read off (a column not of integers, a tuple the mapping lacks or
+    holds twice, released columns of another dtype than the mapping's)."""
+    coded = codes_with(counts, mapping, observed, keys)
+    if coded is None:
+        return None
+    own, code_o = coded
+    names = [f"release_{c}" for c in observed]
+    frame = released.frame
+    if len(frame) != len(counts) or any(
+        n not in mapping.columns or mapping[n].dtype != frame[c].dtype
+        for n, c in zip(names, observed, strict=True)
+    ):
+        return None
+    n_x = int(own.max()) + 1 if len(own) else 0
+    mine = code_o < n_x
+    if np.bincount(code_o[mine], minlength=n_x).max(initial=1) != 1 or mine.sum() != n_x:
+        return None  # every table tuple once in the mapping
+    row_of = np.empty(n_x, dtype=np.int64)
+    row_of[code_o[mine]] = np.flatnonzero(mine)
+    small = KeyCodes(mapping[names].set_axis(observed, axis=1).reset_index(drop=True))
+    cells = small.tuple_codes(observed, raw_columns(released, observed))[row_of[own]]
+    out: np.ndarray = pd.factorize(cells)[0].astype(np.int64)
+    return out
 
 
 def table_joint(counts: pd.DataFrame, s_code: np.ndarray, x_code: np.ndarray) -> np.ndarray:

@@ -119,8 +119,11 @@ def _part(
     options: dict[str, Any],
     population: pd.DataFrame | None,
     coded: KeyCodes | None = None,
+    rows: bool = True,
 ) -> tuple[dict[str, Any], pd.DataFrame]:
-    """The figures of one table (the release or the input) and its per-row risks."""
+    """The figures of one table (the release or the input) and its per-row risks (``rows``
+    False: not built, an empty frame; a frame of a count table's 1.9 M rows costs more than
+    the figures)."""
     counts = options["counts"]
     inverse, f = _class_ids(keys, observed, counts, coded)
     n = float(f.sum())
@@ -159,12 +162,15 @@ def _part(
         }
         record_risk = individual_risk(f, big_f)
     journalist = journalist_risk(f, big_f)
+    marketer = record_risk[inverse]
     per_record = pd.DataFrame(
         {
             "reid_prosecutor": (1.0 / f)[inverse],
             "reid_journalist": (1.0 / big_f)[inverse],
-            "reid_marketer": record_risk[inverse],
+            "reid_marketer": marketer,
         }
+        if rows
+        else {}
     )
     part: dict[str, Any] = {
         "n_records": int(n),
@@ -178,17 +184,15 @@ def _part(
         ),
         "population_uniques": uniques,
         "global_risk": global_risk(f, record_risk),
-        "records_above_threshold": int(
-            np.dot(per_record["reid_marketer"].to_numpy() > threshold, _ones(counts, inverse))
-        ),
+        "records_above_threshold": int(np.dot(marketer > threshold, _ones(counts, inverse))),
         "k_map": k_map(f, big_f) if population is not None else None,
         "household_risk_max": None,
     }
     if options["cluster"] is not None:
-        house = household_risk(np.minimum(per_record["reid_marketer"].to_numpy(), 1.0),
-                               options["cluster"])  # fmt: skip
+        house = household_risk(np.minimum(marketer, 1.0), options["cluster"])
         part["household_risk_max"] = float(house.max())
-        per_record["reid_household"] = house
+        if rows:
+            per_record["reid_household"] = house
     return part, per_record
 
 
@@ -210,6 +214,7 @@ def reid_section(
     seed: int = 0,
     counts: np.ndarray | None = None,
     keys: tuple[KeyCodes | None, KeyCodes | None] = (None, None),
+    per_record: bool = True,
 ) -> tuple[dict[str, Any], pd.DataFrame]:
     """``leakage["reidentification"]`` (``release`` and ``input`` parts, the threshold and
     where the population counts came from) and the release's per-record risks
@@ -221,6 +226,8 @@ def reid_section(
     or ``cluster``, which need the records); the per-row risks are then per row.
     ``keys``: ``frame``'s and ``released``'s columns factorised once for every reader (the
     engine route's, :class:`~privwatch.release.hierarchies.KeyCodes`); the same figures.
+    ``per_record`` False: the per-record risks are not built (an empty frame; the engine
+    route labels no record from them).
     """
     if counts is not None and (weights is not None or cluster is not None):
         raise ValidationError("`weights` and `cluster_id` need the records, not a count table.")
@@ -248,12 +255,12 @@ def reid_section(
             .reset_index()
         )
         rel_population.columns = [*obs, COUNT_COLUMN]
-    release_part, per_record = _part(rel, obs, options, rel_population, keys[1])
-    input_part, _ = _part(inp, obs, options, population, keys[0])
+    release_part, risks = _part(rel, obs, options, rel_population, keys[1], per_record)
+    input_part, _ = _part(inp, obs, options, population, keys[0], rows=False)
     section = {
         "threshold": threshold,
         "threshold_reference": RISK_REFERENCE,
         "release": release_part,
         "input": input_part,
     }
-    return section, per_record
+    return section, risks

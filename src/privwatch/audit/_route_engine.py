@@ -28,7 +28,15 @@ from ..measures import log_lift
 from ..release.hierarchies import KeyCodes
 from ..watchdog import tradeoff
 from ._engine_bins import resolve_engine_bins
-from ._engine_codes import codes_with, distinct_tuples, table_codes, table_joint, value_shares
+from ._engine_codes import (
+    codes_with,
+    distinct_tuples,
+    raw_columns,
+    released_codes,
+    table_codes,
+    table_joint,
+    value_shares,
+)
 from ._engine_scores import DROPPED, lift_columns, value_labels, with_dropped
 from ._method import Decision, Measured, ReleaseMethod, check_route
 from ._registry import method_for
@@ -184,7 +192,10 @@ class EngineRoute(Route):
             source, sens, keys, engine=self.engine, folds=spec.folds if spec.folds >= 2 else None,
             seed=spec.seed, table=spec.table, bins=bins,
         )  # fmt: skip
-        holes = counts[counts[[*sens, *keys]].isna().any(axis=1)][[*sens, *keys]]
+        # the rows with a missing key, read only when they are dropped (``missing`` 'error'
+        # refuses them): a pass over every object column of the count table
+        holes = counts[[*sens, *keys]]
+        holes = holes[holes.isna().any(axis=1)] if spec.missing == "drop" else holes.iloc[:0]
         counts = _check_missing(counts, spec.missing, [*sens, *keys])
         if int(counts["count"].sum()) == 0:
             raise ValidationError(
@@ -201,11 +212,22 @@ class EngineRoute(Route):
         # its re-identification findings)
         keys = KeyCodes(c.counts)
         released_keys: dict[int, tuple[pd.DataFrame, KeyCodes]] = {}
+        decided: list[Decision] = []  # the decision, once made: its release's mapping
+        apart = bool(spec.useful) and spec.useful not in c.observed  # a tuple row per useful
 
         def keys_of(released: pd.DataFrame) -> KeyCodes:
             hit = released_keys.get(id(released))
             if hit is None or hit[0] is not released:
-                hit = (released, KeyCodes(released.reset_index(drop=True)))
+                coded = KeyCodes(released.reset_index(drop=True))
+                dec = decided[0] if decided else None
+                if dec is not None and dec.release is released and dec.mapping is not None:
+                    # the release's tuples read off its mapping (no pass over its text)
+                    cells = None if apart else released_codes(
+                        c.counts, keys, dec.mapping, coded, c.observed
+                    )  # fmt: skip
+                    if cells is not None:
+                        coded.remember(c.observed, raw_columns(coded, c.observed), cells)
+                hit = (released, coded)
                 released_keys[id(released)] = hit
             return hit[1]
 
@@ -234,6 +256,7 @@ class EngineRoute(Route):
         method = method_for(spec)
         check_route(method, self.name)
         decision = method.decide(spec, table, step)
+        decided.append(decision)
         leakage = method.leakage(spec, table, decision)
         if spec.checks and decision.release is not None:
             rel = decision.release
@@ -340,6 +363,6 @@ def _reidentification(
         c.counts[c.observed], released.reset_index(drop=True), c.observed,
         sampling_fraction=spec.sampling_fraction, population=population,
         threshold=spec.risk_threshold, seed=spec.seed,
-        counts=c.counts["count"].to_numpy(dtype=np.float64), keys=keys,
+        counts=c.counts["count"].to_numpy(dtype=np.float64), keys=keys, per_record=False,
     )  # fmt: skip
     return section

@@ -184,9 +184,9 @@ def _expand_folds(wide: pd.DataFrame, keys: list[str], folds: int) -> pd.DataFra
     group-by with the fold as a key gives after :func:`canonical`."""
     n = wide[[f"{_WIDE}{k}" for k in range(folds)]].to_numpy(dtype=np.int64)
     row, fold = np.nonzero(n)  # row-major: sorted by key, then fold
-    out = pd.DataFrame(
-        {k: pd.Series(wide[k].to_numpy(dtype=object)[row], dtype=object) for k in keys}
-    )
+    # the key columns taken as one 2-D block of the same objects (a column at a time, pandas
+    # copied each column and then again into its block)
+    out = pd.DataFrame(wide[keys].to_numpy(dtype=object)[row], columns=keys, copy=False)
     out["fold"] = fold.astype(np.int64)
     out["count"] = n[row, fold]
     return out

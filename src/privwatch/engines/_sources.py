@@ -100,6 +100,47 @@ def parquet_rows(files: Sequence[str]) -> int | None:
         return None
 
 
+def parquet_distinct_bounds(files: Sequence[str], columns: Sequence[str]) -> dict[str, int]:
+    """An upper bound on each integer column's number of distinct values in Parquet files, from
+    their footers' statistics (no pass over the records): ``max - min + 1`` over every row
+    group, one more when a value may be missing (as a count of distinct values with the
+    missing one). A column is left out where it is not an integer, a row group has no
+    min/max, or a file is not a local Parquet file or cannot be read."""
+    if not files or not all(f.endswith(".parquet") and os.path.isfile(f) for f in files):
+        return {}
+    lo: dict[str, int] = {}
+    hi: dict[str, int] = {}
+    nulls: dict[str, bool] = {}
+    bad: set[str] = set()
+    try:
+        pq = require("pyarrow.parquet")
+        pa = require("pyarrow")
+        for f in files:
+            meta = pq.read_metadata(f)
+            schema = meta.schema.to_arrow_schema()
+            at = {meta.schema.column(i).path: i for i in range(meta.num_columns)}
+            for c in columns:
+                if (
+                    c not in at
+                    or c not in schema.names
+                    or not pa.types.is_integer(schema.field(c).type)
+                ):
+                    bad.add(c)
+                    continue
+                for g in range(meta.num_row_groups):
+                    st = meta.row_group(g).column(at[c]).statistics
+                    if st is None or not st.has_min_max:
+                        bad.add(c)
+                        break
+                    lo[c] = min(lo.get(c, int(st.min)), int(st.min))
+                    hi[c] = max(hi.get(c, int(st.max)), int(st.max))
+                    may_miss = not st.has_null_count or st.null_count > 0
+                    nulls[c] = nulls.get(c, False) or may_miss
+    except (OSError, ValueError, ImportError):
+        return {}
+    return {c: hi[c] - lo[c] + 1 + int(nulls[c]) for c in columns if c in lo and c not in bad}
+
+
 def _native_engine(obj: Any) -> str | None:
     mod = type(obj).__module__.split(".")[0]
     return {"pandas": "pandas", "polars": "polars", "duckdb": "duckdb", "pyspark": "spark"}.get(mod)

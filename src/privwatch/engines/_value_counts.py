@@ -22,7 +22,7 @@ import pandas as pd
 from ..exceptions import ValidationError
 from ._bins import Bins, bin_frame, check_bins, codes_to_labels
 from ._count import _count_frame, _count_url, _files_frame, _native_frame, canonical
-from ._sources import Source, duckdb_connect, resolve
+from ._sources import Source, duckdb_connect, parquet_distinct_bounds, resolve
 from ._sql import connect_url, quote
 
 __all__ = ["distinct_counts", "numeric_columns", "tuple_counts", "value_counts"]
@@ -156,13 +156,25 @@ def distinct_counts(
     complete: Sequence[str] = (),
     engine: str = "auto",
     table: str | None = None,
+    at_most: int | None = None,
 ) -> dict[str, int]:
     """An upper bound on each column's number of distinct present values, over the records
     with no missing value in ``complete``: one pass in the engine for all columns (a missing
-    value may count as one more value; a database counts exactly)."""
+    value may count as one more value; a database counts exactly). ``at_most``: a column of
+    Parquet files whose footers' statistics bound it by at most that many values gets that
+    bound, with no pass (:func:`~._sources.parquet_distinct_bounds`); only the others are
+    counted."""
     cols = list(dict.fromkeys(columns))
     if not cols:
         return {}
+    src = resolve(source, engine, table)
+    known: dict[str, int] = {}
+    if at_most is not None and src.kind == "files":
+        bounds = parquet_distinct_bounds(src.files, cols)
+        known = {c: b for c, b in bounds.items() if b <= at_most}
+        cols = [c for c in cols if c not in known]
+        if not cols:
+            return known
     src, frame = _frame(source, engine, table)
     if frame is None:
         con, _ = connect_url(str(src.obj))
@@ -176,4 +188,4 @@ def distinct_counts(
     else:
         kept = frame.filter(*(~nw.col(k).is_null() for k in complete)) if complete else frame
         raw = _collect(kept.select(*(nw.col(c).n_unique() for c in cols)))
-    return {c: int(raw[c].iloc[0]) for c in cols}
+    return {**known, **{c: int(raw[c].iloc[0]) for c in cols}}

@@ -236,8 +236,14 @@ def _findings(result: Audit) -> dict[str, Any] | None:
         result.risk_weight if len(result.risk_weight) == len(records) else np.ones(len(records))
     )
     flagged = records["flagged"].to_numpy(dtype=bool)
+    # summed per column first (a row per flagged record or tuple), then the blank column
+    # renamed on the few sums (renaming the rows' index is a Python loop over every row)
+    columns = records.loc[flagged, "advice_column"].reset_index(drop=True)
     advice = (
-        pd.Series(weight[flagged], index=records.loc[flagged, "advice_column"].to_numpy())
+        pd.Series(weight[flagged])
+        .groupby(columns, sort=False)
+        .sum()
+        .rename_axis(None)
         .rename(index={"": "(no single column helps)"})
         .groupby(level=0, sort=False)
         .sum()

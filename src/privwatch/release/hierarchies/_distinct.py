@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 from pandas.api.types import infer_dtype
+from pandas.arrays import ArrowExtensionArray
 
 __all__ = ["KeyCodes", "distinct_values"]
 
@@ -79,9 +80,14 @@ class KeyCodes:
 
     def holds(self, column: str, values: pd.Series) -> bool:
         """Whether ``values`` is this frame's column ``column``, unchanged (same length and
-        memory): only then do its codes stand for ``values``."""
+        memory): only then do its codes stand for ``values``. An Arrow-backed column (the
+        release's text columns) holds when both wrap the same immutable Arrow array (a copy
+        of the frame, ``reset_index`` or a column selection, shares it)."""
         if column not in self.frame.columns or len(values) != len(self.frame):
             return False
+        own, other = self.frame[column].array, values.array
+        if isinstance(own, ArrowExtensionArray) and isinstance(other, ArrowExtensionArray):
+            return own is other or own.__arrow_array__() is other.__arrow_array__()
         mine, theirs = self.frame[column].to_numpy(), values.to_numpy()
         return (
             mine.dtype == theirs.dtype
@@ -92,8 +98,12 @@ class KeyCodes:
     def factorized(self, column: str) -> tuple[IntArray, np.ndarray]:
         """``pd.factorize(frame[column])``: codes (int64) and the distinct values."""
         if column not in self._factorized:
-            codes, uniques = pd.factorize(self.frame[column])
-            self._factorized[column] = (codes.astype(np.int64), np.asarray(uniques))
+            col = self.frame[column]
+            small = _small_integers(col) if col.dtype == object and self.integers(column) else None
+            if small is None:
+                codes, uniques = pd.factorize(col)
+                small = (codes.astype(np.int64), np.asarray(uniques))
+            self._factorized[column] = small
         return self._factorized[column]
 
     def text(self, column: str) -> tuple[IntArray, np.ndarray]:
@@ -124,6 +134,14 @@ class KeyCodes:
             self._only_str[column] = bool(col.map(lambda v: type(v) is str).all())
         return self._only_str[column]
 
+    def remember(self, columns: Sequence[str], raw: Sequence[bool], codes: IntArray) -> None:
+        """Keep ``codes`` as :meth:`tuple_codes` of ``columns`` and ``raw``, computed by the
+        caller another way (the engine route's release, from its mapping): the caller vouches
+        that they are the same numbers."""
+        if len(codes) != len(self.frame):
+            raise ValueError("`codes` must hold one code per row of the frame.")
+        self._tuples[(tuple(columns), tuple(bool(r) for r in raw))] = codes
+
     def tuple_codes(self, columns: Sequence[str], raw: Sequence[bool]) -> IntArray:
         """Each row's tuple of ``columns`` (``raw[i]``: column ``i`` compared as it is, else
         as text), numbered in order of first appearance."""
@@ -147,3 +165,31 @@ class KeyCodes:
                     code = pd.factorize(code * size + part)[0].astype(np.int64)
             self._tuples[key] = code
         return self._tuples[key]
+
+
+def _small_integers(values: pd.Series) -> tuple[IntArray, np.ndarray] | None:
+    """``pd.factorize`` of an object column of integers (no missing value) over a small range
+    of values, without hashing a Python object: the values as int64, each value's first row
+    (``np.minimum.at`` over a table of the range), the distinct values numbered in the order
+    of their first rows. The same codes, and as distinct values the column's own objects at
+    those first rows (what ``pd.factorize`` keeps). None when a value does not fit in int64
+    or the range is wider than the rows (then hashing is the cheaper way)."""
+    raw = values.to_numpy()
+    try:
+        ints = raw.astype(np.int64)
+    except (OverflowError, TypeError, ValueError):
+        return None
+    n = len(ints)
+    if n == 0:
+        return None
+    lo = int(ints.min())
+    span = int(ints.max()) - lo + 1
+    if span > max(n, 1 << 16):
+        return None
+    offset = ints - lo
+    first = np.full(span, n, dtype=np.int64)
+    np.minimum.at(first, offset, np.arange(n, dtype=np.int64))
+    firsts = np.sort(first[first < n])  # each distinct value's first row, in row order
+    rank = np.empty(span, dtype=np.int64)
+    rank[offset[firsts]] = np.arange(len(firsts), dtype=np.int64)
+    return rank[offset], raw[firsts]
