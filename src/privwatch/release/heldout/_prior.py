@@ -291,15 +291,19 @@ def grid_log_likelihood(k: FloatArray, n: FloatArray, eta: FloatArray) -> FloatA
     the same values as computed per row)."""
     e, inverse = np.unique(eta, return_inverse=True)
     z = e[:, None] + GRID[None, :]
-    up, down = log_expit(z)[inverse], log_expit(-z)[inverse]
-    return np.asarray(k[:, None] * up + (n - k)[:, None] * down, dtype=float)
+    ll: FloatArray = np.take(log_expit(z), inverse, axis=0)
+    ll *= k[:, None]
+    down = np.take(log_expit(-z), inverse, axis=0)
+    down *= (n - k)[:, None]
+    ll += down  # in place: the same products and sum, fewer temporaries
+    return ll
 
 
 def _likelihood(k: FloatArray, n: FloatArray, eta: FloatArray) -> FloatArray:
     """Binomial likelihood of each row's counts at every grid point, scaled to max 1 per row."""
     ll = grid_log_likelihood(k, n, eta)
     ll -= ll.max(1, keepdims=True)
-    return np.asarray(np.exp(ll), dtype=float)
+    return np.exp(ll, out=ll)
 
 
 def fit_candidate(
