@@ -1,6 +1,6 @@
 """The held-out tuple model's cheaper fits (issue #42 item 2) give the same floats as the plain
-computations they replace: the main effects' X' W X and the grid log-likelihood computed once
-per distinct eta."""
+computations they replace: the main effects' X' W X, the grid log-likelihood computed once per
+distinct eta, and the values of one table fitted in threads."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import numpy as np
 from scipy.sparse import csr_matrix, diags
 from scipy.special import log_expit
 
+from privwatch.release.cells import CountTable
+from privwatch.release.heldout import _model
 from privwatch.release.heldout._prior import GRID, _columns, _Information, grid_log_likelihood
 
 
@@ -39,3 +41,28 @@ def test_grid_log_likelihood_is_the_per_row_formula_bit_for_bit() -> None:
     z = eta[:, None] + GRID[None, :]
     plain = k[:, None] * log_expit(z) + (n - k)[:, None] * log_expit(-z)
     np.testing.assert_array_equal(grid_log_likelihood(k, n, eta), plain)
+
+
+def _table(rng: np.random.Generator) -> CountTable:
+    codes = np.stack([rng.integers(0, 6, 900), rng.integers(0, 5, 900)], axis=1)
+    codes = np.unique(codes, axis=0)
+    shares = np.array([0.6, 0.3, 0.1])
+    records = rng.integers(1, 9, (len(codes), 4))  # per tuple and fold
+    counts = rng.multinomial(records, shares).transpose(0, 2, 1)  # tuples x values x folds
+    return CountTable(("x", "y"), ("s",), codes, counts.astype(float), [("a",), ("b",), ("c",)])
+
+
+def test_values_fitted_in_threads_are_those_fitted_one_by_one() -> None:
+    table = _table(np.random.default_rng(2))
+    projection = np.eye(3)
+    wanted = [(c, float(p)) for c, p in enumerate(table.total().sum(0) / table.total().sum())]
+    alone = _model.HeldOutModel(table, projection)
+    one = [alone.value(c, p) for c, p in wanted]
+    together = _model.HeldOutModel(table, projection).values(wanted)
+    assert _model.FIT_THREADS > 1
+    for a, b in zip(one, together, strict=True):
+        assert a.column == b.column
+        for x, y in ((a.fitted.alpha, b.fitted.alpha), (a.fitted.eta, b.fitted.eta),
+                     (a.scores, b.scores), (a.mean, b.mean), (a.var, b.var)):  # fmt: skip
+            np.testing.assert_array_equal(x, y)
+        assert a.rng.random() == b.rng.random()  # the draws go on from the same state

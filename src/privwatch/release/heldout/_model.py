@@ -25,6 +25,8 @@ order of the calls; the evaluation's draws come from the caller's ``rng``.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -51,6 +53,8 @@ FIT_SEED = 20_261_126
 G_REFITS = 8
 #: Models of this many tables are kept (the latest used).
 CACHE_SIZE = 4
+#: Threads fitting the values of one table (:meth:`HeldOutModel.values`).
+FIT_THREADS = 2
 
 
 @dataclass
@@ -120,6 +124,18 @@ class HeldOutModel:
         if column not in self._values:
             self._values[column] = self._fit_value(column, prior)
         return self._values[column]
+
+    def values(self, wanted: Sequence[tuple[int, float]]) -> list[ValueModel]:
+        """:meth:`value` of each (column, prior), those not fitted yet fitted in FIT_THREADS
+        threads (the fits release the GIL in numpy and BLAS; each value's fit draws from its
+        own generator and reads the table only, so the figures are those of one thread)."""
+        todo = list({c: p for c, p in wanted if c not in self._values}.items())
+        if len(todo) > 1 and FIT_THREADS > 1:
+            with ThreadPoolExecutor(min(FIT_THREADS, len(todo))) as pool:
+                fits = list(pool.map(lambda cp: self._fit_value(*cp), todo))
+            for (c, _), vm in zip(todo, fits, strict=True):
+                self._values[c] = vm
+        return [self.value(c, p) for c, p in wanted]
 
     def _fit_value(self, column: int, prior: float) -> ValueModel:
         k, n, codes = self.x[:, column], self.n, self.table.codes
