@@ -128,7 +128,9 @@ class HeldOutModel:
     def values(self, wanted: Sequence[tuple[int, float]]) -> list[ValueModel]:
         """:meth:`value` of each (column, prior), those not fitted yet fitted in FIT_THREADS
         threads (the fits release the GIL in numpy and BLAS; each value's fit draws from its
-        own generator and reads the table only, so the figures are those of one thread)."""
+        own generator and reads the table only, so the figures are those of one thread).
+        Meant for callers that hold BLAS to one thread (the search's held-out check): a BLAS
+        product's bits depend on its thread count."""
         todo = list({c: p for c, p in wanted if c not in self._values}.items())
         if len(todo) > 1 and FIT_THREADS > 1:
             with ThreadPoolExecutor(min(FIT_THREADS, len(todo))) as pool:
