@@ -4,9 +4,13 @@ distinct eta, and the values of one table fitted in threads."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
+import pytest
 from scipy.sparse import csr_matrix, diags
 from scipy.special import log_expit
+from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from privwatch.release.cells import CountTable
 from privwatch.release.heldout import _model
@@ -52,14 +56,29 @@ def _table(rng: np.random.Generator) -> CountTable:
     return CountTable(("x", "y"), ("s",), codes, counts.astype(float), [("a",), ("b",), ("c",)])
 
 
-def test_values_fitted_in_threads_are_those_fitted_one_by_one() -> None:
+@pytest.mark.parametrize("blas", [1, None])
+def test_values_fitted_in_threads_are_those_fitted_one_by_one(
+    blas: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pools: list[int] = []
+
+    class Spy(ThreadPoolExecutor):
+        def __init__(self, workers: int) -> None:
+            pools.append(workers)
+            super().__init__(workers)
+
+    monkeypatch.setattr(_model, "ThreadPoolExecutor", Spy)
     table = _table(np.random.default_rng(2))
     projection = np.eye(3)
     wanted = [(c, float(p)) for c, p in enumerate(table.total().sum(0) / table.total().sum())]
     alone = _model.HeldOutModel(table, projection)
-    one = [alone.value(c, p) for c, p in wanted]
-    together = _model.HeldOutModel(table, projection).values(wanted)
-    assert _model.FIT_THREADS > 1
+    with threadpool_limits(limits=blas, user_api="blas"):
+        one = [alone.value(c, p) for c, p in wanted]
+        assert not pools
+        together = _model.HeldOutModel(table, projection).values(wanted)
+        assert bool(pools) == _model._one_blas_thread()  # threads only on one BLAS thread
+    if blas == 1:
+        assert pools == [2]
     for a, b in zip(one, together, strict=True):
         assert a.column == b.column
         for x, y in ((a.fitted.alpha, b.fitted.alpha), (a.fitted.eta, b.fitted.eta),

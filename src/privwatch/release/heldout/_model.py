@@ -28,11 +28,13 @@ import weakref
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import ClassVar
+from functools import cache
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.special import betaln
+from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]  # sklearn dep
 
 from ..cells import CountTable
 from . import _prior as eb
@@ -129,10 +131,10 @@ class HeldOutModel:
         """:meth:`value` of each (column, prior), those not fitted yet fitted in FIT_THREADS
         threads (the fits release the GIL in numpy and BLAS; each value's fit draws from its
         own generator and reads the table only, so the figures are those of one thread).
-        Meant for callers that hold BLAS to one thread (the search's held-out check): a BLAS
-        product's bits depend on its thread count."""
+        Only where BLAS runs on one thread (the search's held-out check holds it there): a
+        BLAS product's bits depend on its threads, and two fits would share them."""
         todo = list({c: p for c, p in wanted if c not in self._values}.items())
-        if len(todo) > 1 and FIT_THREADS > 1:
+        if len(todo) > 1 and FIT_THREADS > 1 and _one_blas_thread():
             with ThreadPoolExecutor(min(FIT_THREADS, len(todo))) as pool:
                 fits = list(pool.map(lambda cp: self._fit_value(*cp), todo))
             for (c, _), vm in zip(todo, fits, strict=True):
@@ -205,6 +207,17 @@ class HeldOutModel:
         while len(self._priors) < replicates:
             self._priors.append(self._rng.dirichlet(np.maximum(self.prior_counts, 1e-3)))
         return self._priors[:replicates]
+
+
+@cache
+def _blas() -> Any:
+    """The process's thread pools, found once (a lookup costs ~3 ms; asking them ~0.03 ms)."""
+    return ThreadpoolController()
+
+
+def _one_blas_thread() -> bool:
+    """Whether every BLAS library of the process runs on one thread now."""
+    return all(i["num_threads"] == 1 for i in _blas().select(user_api="blas").info())
 
 
 def _beta_binomial(mean: FloatArray, var: FloatArray, k: FloatArray, n: FloatArray) -> FloatArray:
