@@ -1,6 +1,6 @@
 """The held-out tuple model's cheaper fits (issue #42 item 2) give the same floats as the plain
 computations they replace: the main effects' X' W X, the grid log-likelihood computed once per
-distinct eta, and the values of one table fitted in threads."""
+distinct eta, BFGS without scipy's wrappers, and the values of one table fitted in threads."""
 
 from __future__ import annotations
 
@@ -8,13 +8,22 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from scipy.optimize import minimize
 from scipy.sparse import csr_matrix, diags
 from scipy.special import log_expit
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from privwatch.release.cells import CountTable
 from privwatch.release.heldout import _model
-from privwatch.release.heldout._prior import GRID, _columns, _Information, grid_log_likelihood
+from privwatch.release.heldout._bfgs import minimize_bfgs
+from privwatch.release.heldout._prior import (
+    GRID,
+    _columns,
+    _fit_alpha,
+    _Information,
+    _likelihood,
+    grid_log_likelihood,
+)
 
 
 def _design(rng: np.random.Generator) -> tuple[np.ndarray, int]:
@@ -45,6 +54,40 @@ def test_grid_log_likelihood_is_the_per_row_formula_bit_for_bit() -> None:
     z = eta[:, None] + GRID[None, :]
     plain = k[:, None] * log_expit(z) + (n - k)[:, None] * log_expit(-z)
     np.testing.assert_array_equal(grid_log_likelihood(k, n, eta), plain)
+
+
+def test_bfgs_is_scipys_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The prior's objective on random likelihood rows, from flat and from warm starts, and a
+    badly scaled quadratic: the same iterates as minimize(method="BFGS")."""
+    rng = np.random.default_rng(3)
+    calls: list[tuple[object, np.ndarray, np.ndarray]] = []
+
+    def spy(fun: object, x0: np.ndarray, gtol: float, maxiter: int) -> np.ndarray:
+        x = minimize_bfgs(fun, x0, gtol, maxiter)  # type: ignore[arg-type]
+        opts = {"gtol": gtol, "maxiter": maxiter}
+        calls.append((fun, x, minimize(fun, x0, jac=True, method="BFGS", options=opts).x))
+        return x
+
+    from privwatch.release.heldout import _prior
+
+    monkeypatch.setattr(_prior, "minimize_bfgs", spy)
+    for trial in range(8):
+        n = rng.integers(1, 30, 400).astype(float)
+        k = np.floor(rng.random(400) * (n + 1) * rng.random())
+        lik = _likelihood(k, n, np.round(rng.normal(-1, 1, 400) / 0.05) * 0.05)
+        start = None if trial % 2 else rng.normal(0, 0.3, 14)
+        _fit_alpha(lik, rng.gamma(1.0, size=400), 14, 1.0 if trial < 4 else 0.01, start)
+    scale = np.array([1.0, 30.0, 0.01, 5.0])
+
+    def quadratic(x: np.ndarray) -> tuple[float, np.ndarray]:
+        return float(((x - 1) ** 2 * scale).sum()), 2 * (x - 1) * scale
+
+    x0 = np.zeros(4)
+    theirs = minimize(quadratic, x0, jac=True, method="BFGS", options={"gtol": 1e-8}).x
+    calls.append((quadratic, minimize_bfgs(quadratic, x0, 1e-8, 300), theirs))
+    assert len(calls) == 9
+    for _, ours, theirs in calls:
+        np.testing.assert_array_equal(ours, theirs)
 
 
 def _table(rng: np.random.Generator) -> CountTable:

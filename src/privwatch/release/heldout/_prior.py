@@ -35,9 +35,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 from scipy.interpolate import BSpline
-from scipy.optimize import minimize
 from scipy.sparse import csr_matrix
 from scipy.special import expit, log_expit, logit
+
+from ._bfgs import minimize_bfgs
 
 __all__ = [
     "PRIOR_CANDIDATES",
@@ -245,7 +246,7 @@ def _fit_alpha(
 ) -> FloatArray:
     """Penalised ML of the log-spline prior: maximise sum_x w_x log(L_x . G(alpha))
     - penalty |alpha - centre|^2 / 2 (``centre`` 0: the flat G), w_x the tuples sharing a
-    likelihood row (BFGS on the objective per tuple, to a gradient of GTOL)."""
+    likelihood row (BFGS on the objective per tuple, to a gradient of GTOL: :mod:`._bfgs`)."""
     q = basis(df)
     c0 = np.zeros(df) if centre is None else centre
     total = max(float(w.sum()), 1e-12)
@@ -261,8 +262,7 @@ def _fit_alpha(
         return -(float(w @ np.log(m)) - 0.5 * pen * float(d @ d)), -grad
 
     x0 = c0.copy() if start is None else start
-    res = minimize(objective, x0, jac=True, method="BFGS", options={"maxiter": 300, "gtol": GTOL})
-    return np.asarray(res.x, dtype=float)
+    return minimize_bfgs(objective, x0, GTOL, 300)
 
 
 def distinct(
