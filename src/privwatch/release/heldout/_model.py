@@ -136,10 +136,16 @@ class HeldOutModel:
         todo = list({c: p for c, p in wanted if c not in self._values}.items())
         if len(todo) > 1 and FIT_THREADS > 1 and _one_blas_thread():
             with ThreadPoolExecutor(min(FIT_THREADS, len(todo))) as pool:
-                fits = list(pool.map(lambda cp: self._fit_value(*cp), todo))
+                fits = list(pool.map(lambda cp: self._fit_one_thread(*cp), todo))
             for (c, _), vm in zip(todo, fits, strict=True):
                 self._values[c] = vm
         return [self.value(c, p) for c, p in wanted]
+
+    def _fit_one_thread(self, column: int, prior: float) -> ValueModel:
+        """:meth:`_fit_value` with BLAS held to one thread in this thread too (an OpenMP BLAS
+        keeps a thread count per calling thread)."""
+        with _blas().limit(limits=1, user_api="blas"):
+            return self._fit_value(column, prior)
 
     def _fit_value(self, column: int, prior: float) -> ValueModel:
         k, n, codes = self.x[:, column], self.n, self.table.codes
