@@ -99,8 +99,15 @@ def _table(rng: np.random.Generator) -> CountTable:
     return CountTable(("x", "y"), ("s",), codes, counts.astype(float), [("a",), ("b",), ("c",)])
 
 
+def _fit_all(
+    table: CountTable, wanted: list[tuple[int, float]]
+) -> list[tuple[_model.ValueModel, list[tuple[int, np.ndarray]]]]:
+    model = _model.HeldOutModel(table, np.eye(3))
+    return [(vm, model.draws(vm, 20)) for vm in model.values(wanted)]
+
+
 @pytest.mark.parametrize("blas", [1, None])
-def test_values_fitted_in_threads_are_those_fitted_one_by_one(
+def test_values_and_draws_fitted_in_threads_are_those_of_one_thread(
     blas: int | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pools: list[int] = []
@@ -112,19 +119,22 @@ def test_values_fitted_in_threads_are_those_fitted_one_by_one(
 
     monkeypatch.setattr(_model, "ThreadPoolExecutor", Spy)
     table = _table(np.random.default_rng(2))
-    projection = np.eye(3)
     wanted = [(c, float(p)) for c, p in enumerate(table.total().sum(0) / table.total().sum())]
-    alone = _model.HeldOutModel(table, projection)
     with threadpool_limits(limits=blas, user_api="blas"):
-        one = [alone.value(c, p) for c, p in wanted]
+        monkeypatch.setattr(_model, "FIT_THREADS", 1)
+        alone = _fit_all(table, wanted)
         assert not pools
-        together = _model.HeldOutModel(table, projection).values(wanted)
+        monkeypatch.setattr(_model, "FIT_THREADS", 2)
+        together = _fit_all(table, wanted)
         assert bool(pools) == _model._one_blas_thread()  # threads only on one BLAS thread
     if blas == 1:
-        assert pools == [2]
-    for a, b in zip(one, together, strict=True):
+        assert len(pools) == 4 and set(pools) == {2}  # the values, then each value's refits
+    for (a, da), (b, db) in zip(alone, together, strict=True):
         assert a.column == b.column
         for x, y in ((a.fitted.alpha, b.fitted.alpha), (a.fitted.eta, b.fitted.eta),
                      (a.scores, b.scores), (a.mean, b.mean), (a.var, b.var)):  # fmt: skip
+            np.testing.assert_array_equal(x, y)
+        assert [d[0] for d in da] == [d[0] for d in db]
+        for (_, x), (_, y) in zip(da, db, strict=True):
             np.testing.assert_array_equal(x, y)
         assert a.rng.random() == b.rng.random()  # the draws go on from the same state

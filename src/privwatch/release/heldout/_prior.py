@@ -44,6 +44,7 @@ __all__ = [
     "PRIOR_CANDIDATES",
     "Candidate",
     "Fitted",
+    "bootstrap_weights",
     "fit_candidate",
     "refit_alpha",
 ]
@@ -354,8 +355,13 @@ def _eta(
     return np.full(len(k), beta[0])
 
 
-def refit_alpha(fitted: Fitted, rng: np.random.Generator) -> FloatArray:
-    """A draw of G (its coefficients): refitted with Bayesian-bootstrap weights of the tuples
-    (a Gamma(multiplicity) weight per distinct likelihood row), from the fit."""
-    w = rng.gamma(fitted.mult)
-    return _fit_strata(fitted.lik, w, fitted.stratum, fitted.candidate, start=fitted.alpha)
+def bootstrap_weights(fitted: Fitted, rng: np.random.Generator) -> FloatArray:
+    """Bayesian-bootstrap weights of the tuples: a Gamma(multiplicity) weight per distinct
+    likelihood row of the fit."""
+    return np.asarray(rng.gamma(fitted.mult), dtype=float)
+
+
+def refit_alpha(fitted: Fitted, weights: FloatArray) -> FloatArray:
+    """A draw of G (its coefficients): refitted with the tuples' :func:`bootstrap_weights`,
+    from the fit."""
+    return _fit_strata(fitted.lik, weights, fitted.stratum, fitted.candidate, start=fitted.alpha)
