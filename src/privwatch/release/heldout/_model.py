@@ -19,7 +19,9 @@ margins, the alternatives) pays for it once:
 
 The fit is a function of the table alone: its random choices (subsets of large tables, the
 bootstrap weights) come from a generator seeded by a constant, so figures do not depend on the
-order of the calls; the evaluation's draws come from the caller's ``rng``.
+order of the calls; the evaluation's draws come from the caller's ``rng``. The values of a
+table, and a value's G refits, are fitted in FIT_THREADS threads where BLAS runs on one
+thread (:meth:`HeldOutModel.values`, :meth:`HeldOutModel.draws`): the same figures.
 """
 
 from __future__ import annotations
