@@ -185,7 +185,7 @@ class BreachCheck:
         n_cells = max(n_cells, star + 1)
         model = HeldOutModel.of(table, box.projection) if model is None else model
         values = values_of(box)
-        fitted = [model.value(v.column, v.prior) for v in values]
+        fitted = model.values([(v.column, v.prior) for v in values])
         unseen_mass = _unseen_mass(model.n) * float(model.n.sum())
         ev = _Evaluation(model, cell_of, n_cells, (star, unseen_mass))
         per_value = [ev.point(vm, v.bounds) for v, vm in zip(values, fitted, strict=True)]

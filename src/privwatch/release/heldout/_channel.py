@@ -239,7 +239,7 @@ def estimate_channel_breach(
     model = HeldOutModel.of(table, box.projection) if model is None else model
     sym = _Symbols(model, w, star)
     values = values_of(box)
-    fitted = [model.value(v.column, v.prior) for v in values]
+    fitted = model.values([(v.column, v.prior) for v in values])
     per_value = [sym.point(vm, v.bounds) for v, vm in zip(values, fitted, strict=True)]
     p_sym = 1.0 - np.prod([1.0 - r[0] for r in per_value], axis=0)
     size = per_value[0][1]
