@@ -47,13 +47,38 @@ def _children(part: IntArray, n_parts: int, label: IntArray, n_labels: int) -> t
     return inv, int(inv.max()) + 1 if inv.size else 0
 
 
-def _sums(cell: IntArray, n_cells: int, cols: FloatArray) -> FloatArray:
+#: Two whole counts below this share one float in :func:`_pack` (2 x 26 bits < 53).
+_PACK = 2.0**26
+
+
+def _sums(cell: IntArray, n_cells: int, cols: FloatArray, n_cols: int) -> FloatArray:
     """:func:`~privwatch.release.cells.cell_counts` of rows given column by column: ``cols``
     (n_columns, n_rows), each contiguous, so every bincount reads its weights in place; the
-    same sums (each column's rows added in row order)."""
-    out = np.empty((n_cells, cols.shape[0]))
-    for k in range(cols.shape[0]):
-        out[:, k] = np.bincount(cell, weights=cols[k], minlength=n_cells)
+    same sums (each column's rows added in row order). ``n_cols``: the columns out; when
+    ``cols`` has fewer, they are :func:`_pack`'s pairs, unpacked here."""
+    out = np.empty((n_cells, n_cols))
+    if cols.shape[0] == n_cols:
+        for k in range(n_cols):
+            out[:, k] = np.bincount(cell, weights=cols[k], minlength=n_cells)
+        return out
+    for i in range(cols.shape[0]):
+        both = np.bincount(cell, weights=cols[i], minlength=n_cells)
+        if 2 * i + 1 < n_cols:
+            high = np.floor(both / _PACK)
+            out[:, 2 * i + 1] = high
+            out[:, 2 * i] = both - high * _PACK
+        else:
+            out[:, 2 * i] = both
+    return out
+
+
+def _pack(cols: FloatArray) -> FloatArray:
+    """Columns ``2i`` and ``2i + 1`` of whole, non-negative counts that total below 2^26 as
+    one, ``c_2i + c_2i+1 * 2^26`` (a last odd column alone): every sum of them over rows is a
+    whole number below 2^52, so exact, and splits back exactly into the two columns' sums
+    (:func:`_sums`), which are exact too: half the bincounts, the same figures."""
+    out = cols[0::2].copy()
+    out[: cols.shape[0] // 2] += cols[1::2] * _PACK
     return out
 
 
@@ -72,14 +97,17 @@ def _best_splits(
     min_class_size: int,
     pu: FloatArray | None,
     whole: bool,
-) -> tuple[FloatArray, IntArray, list[np.ndarray]]:
-    """Per partition: the best gain, its column (-1: none) and, per column, the valid child
+    n_cols: int,
+) -> tuple[FloatArray, IntArray, IntArray]:
+    """Per partition: the best gain, its column (-1: none) and, per column (n_observed, n_rows),
+    the valid child
     (one that meets epsilon and holds ``min_class_size`` records) each row goes to (-1: none;
     a column's children are numbered apart from the other columns').
 
     ``rows``: the tuple rows of the partitions evaluated (whole partitions); ``part`` is of those
     rows; ``levels``, ``done`` and ``codes`` (n_observed, n_rows) and ``cols``, their counts
-    (n_sensitive, n_rows), are of them column by column, and ``sizes`` their row sums
+    (n_sensitive, n_rows; or :func:`_pack`'s pairs of them, of ``n_cols`` columns, when
+    ``whole``), are of them column by column, and ``sizes`` their row sums
     (``counts.sum(1)``); ``pu``: the useful shares of all rows (or None).
 
     Only the rows that can move one level down in a column form its children; the others stay
@@ -95,32 +123,30 @@ def _best_splits(
     if min_class_size > 1:
         exempt = cell_counts(part, n_parts, space.all_star(levels.T, rows).astype(float)) > 0
     before = _information(space, part, n_parts, sizes, total, rows, pu)
-    part_counts = _sums(part, n_parts, cols) if whole else None
+    part_counts = _sums(part, n_parts, cols, n_cols) if whole else None
     best_gain = np.zeros(n_parts)
     best_col = np.full(n_parts, -1, dtype=np.int64)
-    to_child: list[np.ndarray] = []
+    to_child = np.full((m, n), -1, dtype=np.int64)
     for j in range(m):
         finer = levels[j] - 1
         sub = np.flatnonzero((finer >= 0) & ~done[j])
         if not sub.size:  # no child in this column: no partition splits on it
-            to_child.append(np.full(n, -1, dtype=np.int64))
             continue
         table = space.tables[j]
         label = table.ravel()[finer[sub] * table.shape[1] + codes[j][sub]]
         child, n_child = _children(part[sub], n_parts, label, len(space.vocab[j]))
         if sub.size == n:
-            ct = _sums(child, n_child, cols)
+            ct = _sums(child, n_child, cols, n_cols)
         elif 2 * sub.size >= n:  # the other rows into one more cell, dropped: no gather
             spread = np.full(n, n_child, dtype=np.int64)
             spread[sub] = child
-            ct = _sums(spread, n_child + 1, cols)[:n_child]
+            ct = _sums(spread, n_child + 1, cols, n_cols)[:n_child]
         else:
-            ct = _sums(child, n_child, np.take(cols, sub, axis=1))
+            ct = _sums(child, n_child, np.take(cols, sub, axis=1), n_cols)
         size = ct.sum(1)
         valid = (size > 0) & (size >= least) & ~box.breaks(ct)
-        row_child = np.full(n, -1, dtype=np.int64)
+        row_child = to_child[j]
         row_child[sub] = np.where(valid[child], child, -1)
-        to_child.append(row_child)
         parent = np.empty(n_child, dtype=np.int64)
         parent[child] = part[sub]
         if part_counts is not None:
@@ -128,7 +154,7 @@ def _best_splits(
             if valid.any():
                 rest -= cell_counts(parent[valid], n_parts, ct[valid])
         else:
-            rest = _sums(part, n_parts, cols * (row_child < 0))
+            rest = _sums(part, n_parts, cols * (row_child < 0), n_cols)
         rest_size = rest.sum(1)
         rest_ok = (rest_size <= 0) | (~box.breaks(rest) & ((rest_size >= least) | exempt))
         any_valid = np.zeros(n_parts, dtype=bool)
@@ -196,6 +222,8 @@ def refine_locally(
     done = np.zeros(levels.shape, dtype=bool)
     codes = np.ascontiguousarray(space.table.codes.T)
     cols = np.ascontiguousarray(counts.T)
+    if whole and total < _PACK and cols.shape[0] > 1 and not (counts < 0).any():
+        cols = _pack(cols)  # half the bincounts, the same sums
     sizes = counts.sum(1)
     n_rows = levels.shape[1]
     active = np.arange(n_rows, dtype=np.int64)  # rows whose partition may still split
@@ -205,15 +233,16 @@ def refine_locally(
         if active.size < n_rows:  # else every row (the first round): no copies
             args = (*(np.take(a, active, axis=1) for a in args[:4]), sizes[active])
         _, best_col, to_child = _best_splits(
-            space, active, sub, int(sub.max()) + 1, *args, box, total, min_class_size, pu, whole
-        )
+            space, active, sub, int(sub.max()) + 1, *args, box, total, min_class_size, pu, whole,
+            counts.shape[1],
+        )  # fmt: skip
         col_of_row = best_col[sub]
         split = np.flatnonzero(col_of_row >= 0)
         if not split.size:
             break
         rows = active[split]
         j_rows = col_of_row[split]
-        child = np.stack(to_child)[j_rows, split]
+        child = to_child[j_rows, split]
         goes = child >= 0
         child_rows, rest_rows = rows[goes], rows[~goes]
         levels[j_rows[goes], child_rows] -= 1
