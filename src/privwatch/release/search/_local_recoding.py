@@ -47,6 +47,41 @@ def _children(part: IntArray, n_parts: int, label: IntArray, n_labels: int) -> t
     return inv, int(inv.max()) + 1 if inv.size else 0
 
 
+#: Two whole counts below this share one float in :func:`_pack` (2 x 26 bits < 53).
+_PACK = 2.0**26
+
+
+def _sums(cell: IntArray, n_cells: int, cols: FloatArray, n_cols: int) -> FloatArray:
+    """:func:`~privwatch.release.cells.cell_counts` of rows given column by column: ``cols``
+    (n_columns, n_rows), each contiguous, so every bincount reads its weights in place; the
+    same sums (each column's rows added in row order). ``n_cols``: the columns out; when
+    ``cols`` has fewer, they are :func:`_pack`'s pairs, unpacked here."""
+    out = np.empty((n_cells, n_cols))
+    if cols.shape[0] == n_cols:
+        for k in range(n_cols):
+            out[:, k] = np.bincount(cell, weights=cols[k], minlength=n_cells)
+        return out
+    for i in range(cols.shape[0]):
+        both = np.bincount(cell, weights=cols[i], minlength=n_cells)
+        if 2 * i + 1 < n_cols:
+            high = np.floor(both / _PACK)
+            out[:, 2 * i + 1] = high
+            out[:, 2 * i] = both - high * _PACK
+        else:
+            out[:, 2 * i] = both
+    return out
+
+
+def _pack(cols: FloatArray) -> FloatArray:
+    """Columns ``2i`` and ``2i + 1`` of whole, non-negative counts that total below 2^26 as
+    one, ``c_2i + c_2i+1 * 2^26`` (a last odd column alone): every sum of them over rows is a
+    whole number below 2^52, so exact, and splits back exactly into the two columns' sums
+    (:func:`_sums`), which are exact too: half the bincounts, the same figures."""
+    out = cols[0::2].copy()
+    out[: cols.shape[0] // 2] += cols[1::2] * _PACK
+    return out
+
+
 def _best_splits(
     space: ReleaseSpace,
     rows: IntArray,
@@ -54,19 +89,26 @@ def _best_splits(
     n_parts: int,
     levels: IntArray,
     done: np.ndarray,
-    counts: FloatArray,
+    codes: IntArray,
+    cols: FloatArray,
+    sizes: FloatArray,
     box: LiftBox,
     total: float,
     min_class_size: int,
     pu: FloatArray | None,
     whole: bool,
-) -> tuple[FloatArray, IntArray, list[np.ndarray]]:
-    """Per partition: the best gain, its column (-1: none) and, per column, the valid child
+    n_cols: int,
+) -> tuple[FloatArray, IntArray, IntArray]:
+    """Per partition: the best gain, its column (-1: none) and, per column (n_observed, n_rows),
+    the valid child
     (one that meets epsilon and holds ``min_class_size`` records) each row goes to (-1: none;
     a column's children are numbered apart from the other columns').
 
-    ``rows``: the tuple rows of the partitions evaluated (whole partitions); ``part``, ``levels``,
-    ``done`` and ``counts`` are of those rows; ``pu``: the useful shares of all rows (or None).
+    ``rows``: the tuple rows of the partitions evaluated (whole partitions); ``part`` is of those
+    rows; ``levels``, ``done`` and ``codes`` (n_observed, n_rows) and ``cols``, their counts
+    (n_sensitive, n_rows; or :func:`_pack`'s pairs of them, of ``n_cols`` columns, when
+    ``whole``), are of them column by column, and ``sizes`` their row sums
+    (``counts.sum(1)``); ``pu``: the useful shares of all rows (or None).
 
     Only the rows that can move one level down in a column form its children; the others stay
     in their partition's remainder. ``whole``: every count is a whole number (and the total
@@ -74,32 +116,37 @@ def _best_splits(
     else it is summed over its rows. Either way every figure is the one a sum over the rows
     gives, bit for bit: children keep their rows in row order, and the children a column
     cannot form would add exact zeros."""
-    n, m = levels.shape
-    codes = space.table.codes[rows]
+    m, n = levels.shape
     least = min_class_size - 1e-9 if min_class_size > 1 else 0.0
     # a remainder released as '*' everywhere is the suppressed cell: no minimum size
     exempt = np.ones(n_parts, dtype=bool)
     if min_class_size > 1:
-        exempt = cell_counts(part, n_parts, space.all_star(levels, rows).astype(float)) > 0
-    before = cell_information(space, part, n_parts, counts, total, rows, pu)
-    part_counts = cell_counts(part, n_parts, counts) if whole else None
+        exempt = cell_counts(part, n_parts, space.all_star(levels.T, rows).astype(float)) > 0
+    before = _information(space, part, n_parts, sizes, total, rows, pu)
+    part_counts = _sums(part, n_parts, cols, n_cols) if whole else None
     best_gain = np.zeros(n_parts)
     best_col = np.full(n_parts, -1, dtype=np.int64)
-    to_child: list[np.ndarray] = []
+    to_child = np.full((m, n), -1, dtype=np.int64)
     for j in range(m):
-        finer = levels[:, j] - 1
-        sub = np.flatnonzero((finer >= 0) & ~done[:, j])
+        finer = levels[j] - 1
+        sub = np.flatnonzero((finer >= 0) & ~done[j])
         if not sub.size:  # no child in this column: no partition splits on it
-            to_child.append(np.full(n, -1, dtype=np.int64))
             continue
-        label = space.tables[j][finer[sub], codes[sub, j]]
+        table = space.tables[j]
+        label = table.ravel()[finer[sub] * table.shape[1] + codes[j][sub]]
         child, n_child = _children(part[sub], n_parts, label, len(space.vocab[j]))
-        ct = cell_counts(child, n_child, counts[sub])
+        if sub.size == n:
+            ct = _sums(child, n_child, cols, n_cols)
+        elif 2 * sub.size >= n:  # the other rows into one more cell, dropped: no gather
+            spread = np.full(n, n_child, dtype=np.int64)
+            spread[sub] = child
+            ct = _sums(spread, n_child + 1, cols, n_cols)[:n_child]
+        else:
+            ct = _sums(child, n_child, np.take(cols, sub, axis=1), n_cols)
         size = ct.sum(1)
         valid = (size > 0) & (size >= least) & ~box.breaks(ct)
-        row_child = np.full(n, -1, dtype=np.int64)
+        row_child = to_child[j]
         row_child[sub] = np.where(valid[child], child, -1)
-        to_child.append(row_child)
         parent = np.empty(n_child, dtype=np.int64)
         parent[child] = part[sub]
         if part_counts is not None:
@@ -107,7 +154,7 @@ def _best_splits(
             if valid.any():
                 rest -= cell_counts(parent[valid], n_parts, ct[valid])
         else:
-            rest = cell_counts(part, n_parts, counts * (row_child < 0)[:, None])
+            rest = _sums(part, n_parts, cols * (row_child < 0), n_cols)
         rest_size = rest.sum(1)
         rest_ok = (rest_size <= 0) | (~box.breaks(rest) & ((rest_size >= least) | exempt))
         any_valid = np.zeros(n_parts, dtype=bool)
@@ -118,7 +165,7 @@ def _best_splits(
         else:
             cell = n_child + part
             cell[sub] = np.where(valid[child], child, cell[sub])
-            after = cell_information(space, cell, n_child + n_parts, counts, total, rows, pu)
+            after = _information(space, cell, n_child + n_parts, sizes, total, rows, pu)
         owner = np.concatenate([parent, np.arange(n_parts)])
         gain = np.bincount(owner, weights=after, minlength=n_parts) - before
         gain = np.where(rest_ok & any_valid, gain, -np.inf)
@@ -126,6 +173,23 @@ def _best_splits(
         best_gain = np.where(better, gain, best_gain)
         best_col = np.where(better, j, best_col)
     return best_gain, best_col, to_child
+
+
+def _information(
+    space: ReleaseSpace,
+    cell: IntArray,
+    n_cells: int,
+    sizes: FloatArray,
+    total: float,
+    rows: IntArray,
+    pu: FloatArray | None,
+) -> FloatArray:
+    """:func:`~._global_recoding.cell_information` of rows whose counts sum to ``sizes``
+    (it reads the counts only through their row sums: a one-column table of them sums to
+    the same figures)."""
+    if space.table.useful is None:
+        return entropy_terms(cell_counts(cell, n_cells, sizes), total)
+    return cell_information(space, cell, n_cells, sizes[:, None], total, rows, pu)
 
 
 def refine_locally(
@@ -150,16 +214,27 @@ def refine_locally(
     pu = None if space.table.useful is None else useful_shares(space, counts, total)
     whole = bool(np.array_equal(counts, np.floor(counts)) and np.abs(counts).sum() < 2**53)
     top = space.n_levels - 1
-    levels = start.levels.copy()
-    levels[start.suppressed] = top  # suppressed rows are released at the top of every hierarchy
-    part, n_parts = group_rows(space.keys(levels, None))
+    start_levels = start.levels.copy()
+    start_levels[start.suppressed] = top  # suppressed rows: at the top of every hierarchy
+    part, n_parts = group_rows(space.keys(start_levels, None))
+    # per-row arrays held column by column (n_columns, n_rows): a column's values lie together
+    levels = np.ascontiguousarray(start_levels.T)
     done = np.zeros(levels.shape, dtype=bool)
-    active = np.arange(levels.shape[0], dtype=np.int64)  # rows whose partition may still split
+    codes = np.ascontiguousarray(space.table.codes.T)
+    cols = np.ascontiguousarray(counts.T)
+    if whole and total < _PACK and cols.shape[0] > 1 and not (counts < 0).any():
+        cols = _pack(cols)  # half the bincounts, the same sums
+    sizes = counts.sum(1)
+    n_rows = levels.shape[1]
+    active = np.arange(n_rows, dtype=np.int64)  # rows whose partition may still split
     while active.size:
         sub = pd.factorize(part[active])[0].astype(np.int64)  # any numbering will do
+        args = (levels, done, codes, cols, sizes)
+        if active.size < n_rows:  # else every row (the first round): no copies
+            args = (*(np.take(a, active, axis=1) for a in args[:4]), sizes[active])
         _, best_col, to_child = _best_splits(
-            space, active, sub, int(sub.max()) + 1, levels[active], done[active],
-            counts[active], box, total, min_class_size, pu, whole,
+            space, active, sub, int(sub.max()) + 1, *args, box, total, min_class_size, pu, whole,
+            counts.shape[1],
         )  # fmt: skip
         col_of_row = best_col[sub]
         split = np.flatnonzero(col_of_row >= 0)
@@ -167,12 +242,12 @@ def refine_locally(
             break
         rows = active[split]
         j_rows = col_of_row[split]
-        child = np.stack(to_child)[j_rows, split]
+        child = to_child[j_rows, split]
         goes = child >= 0
         child_rows, rest_rows = rows[goes], rows[~goes]
-        levels[child_rows, j_rows[goes]] -= 1
-        done[child_rows] = False
-        done[rest_rows, j_rows[~goes]] = True
+        levels[j_rows[goes], child_rows] -= 1
+        done[:, child_rows] = False
+        done[j_rows[~goes], rest_rows] = True
         # new partitions: each valid child of the chosen column (its rows share every other
         # label: a partition's rows share all of theirs); a remainder keeps its partition
         if child_rows.size:
@@ -181,4 +256,4 @@ def refine_locally(
             part[child_rows] = n_parts + new
             n_parts += int(new.max()) + 1
         active = rows
-    return space.plan(levels, np.zeros(levels.shape[0], dtype=bool), "local")
+    return space.plan(np.ascontiguousarray(levels.T), np.zeros(n_rows, dtype=bool), "local")
