@@ -193,9 +193,13 @@ class EngineRoute(Route):
             seed=spec.seed, table=spec.table, bins=bins,
         )  # fmt: skip
         # the rows with a missing key, read only when they are dropped (``missing`` 'error'
-        # refuses them): a pass over every object column of the count table
-        holes = counts[[*sens, *keys]]
-        holes = holes[holes.isna().any(axis=1)] if spec.missing == "drop" else holes.iloc[:0]
+        # refuses them): a pass over every object column of the count table; else no row,
+        # taken before the columns (selecting the columns first copies every row of them)
+        if spec.missing == "drop":
+            holes = counts[[*sens, *keys]]
+            holes = holes[holes.isna().any(axis=1)]
+        else:
+            holes = counts.iloc[:0][[*sens, *keys]]
         counts = _check_missing(counts, spec.missing, [*sens, *keys])
         if int(counts["count"].sum()) == 0:
             raise ValidationError(

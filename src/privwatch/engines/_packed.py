@@ -43,9 +43,14 @@ def _integer_keys(mapping: pd.DataFrame, on: Sequence[str]) -> list[np.ndarray] 
         ):
             return None
         values = col.to_numpy()
-        if len(values) and (min(values) < -(2**62) or max(values) >= 2**62):
+        if values.dtype == object:  # Python (or NumPy) integers: one C pass, no int() each
+            try:
+                values = values.astype(np.int64)
+            except OverflowError:  # beyond int64, so beyond the 2^62 bound below
+                return None
+        if len(values) and (values.min() < -(2**62) or values.max() >= 2**62):
             return None
-        out.append(np.asarray([int(v) for v in values] if values.dtype == object else values))
+        out.append(values)
     return out
 
 
