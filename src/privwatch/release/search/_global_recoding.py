@@ -404,8 +404,16 @@ def evaluate_node(
 
     if counts_key is None:
         ct, sizes, bound = count()
-    else:
-        ct, sizes, bound = space.memo.node_counts(levels, counts_key, count)
+    else:  # the cell counts as floats only when a lift test or the suppression needs them
+        ct, sizes, bound = space.memo.node_counts(levels, counts_key, count, as_float=False)
+
+    floats: list[FloatArray] = []
+
+    def cells() -> FloatArray:
+        if not floats:
+            floats.append(SearchMemo.as_float(ct))
+        return floats[0]
+
     n = float(sizes.sum())
     forced = sizes < (min_class_size - 1e-9 if min_class_size > 1 else 0.0)
     star = space.node_star(levels)
@@ -417,11 +425,11 @@ def evaluate_node(
             # the plug-in breaks are a subset of the credible ones: when they and the forced
             # classes already pass the limit, so do the credible ones (integer sizes: exact
             # sums), and choose_suppression would refuse the node without a Beta CDF
-            plugin = space.memo.node_breaks(levels, counts_key, box, ct, plugin=True)
+            plugin = space.memo.node_breaks(levels, counts_key, box, cells, plugin=True)
             if sizes[plugin | forced].sum() > max_suppressed * n + 1e-9:
                 return bound, None
-        broken = space.memo.node_breaks(levels, counts_key, box, ct)
-    sup_cells = choose_suppression(ct, box, max_suppressed * n, n, forced, broken)
+        broken = space.memo.node_breaks(levels, counts_key, box, cells)
+    sup_cells = choose_suppression(cells(), box, max_suppressed * n, n, forced, broken)
     if sup_cells is None:
         return bound, None
     # classes without a fitted record (only in held-out data) have no estimate: suppressed
