@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -61,10 +62,15 @@ class CountTable:
         """Counts summed over folds, without ``exclude_fold`` or of ``only_fold`` alone."""
         if only_fold is not None:
             return np.asarray(self.counts[:, :, only_fold], dtype=float)
-        tot = self.counts.sum(-1)
+        tot = self._summed
         if exclude_fold is not None:
-            tot = tot - self.counts[:, :, exclude_fold]
-        return np.asarray(tot, dtype=float)
+            return np.asarray(tot - self.counts[:, :, exclude_fold], dtype=float)
+        return tot.copy()  # a copy: callers may write to it
+
+    @cached_property
+    def _summed(self) -> FloatArray:
+        """The counts summed over folds, once (the searches ask for them often)."""
+        return np.asarray(self.counts.sum(-1), dtype=float)
 
     def marginals(self) -> list[IntArray]:
         """Per sensitive attribute: the attribute's code of each joint sensitive value."""

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import weakref
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
-from typing import TypeVar, cast
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -80,6 +82,7 @@ class ReleaseSpace:
         self._first: dict[tuple[int, ...], IntArray] = {}
         self._remembered: dict[Hashable, object] = {}
         self._plans: dict[int, Plan] = {}  # the plans the remembered results hold, by id
+        self._star: dict[tuple[int, ...], np.ndarray] = {}  # node_star of the nodes with one
         self._plan_bytes = 0
         #: the lift tests and local refinements reused across searches (:class:`SearchMemo`)
         self.memo = SearchMemo()
@@ -179,15 +182,27 @@ class ReleaseSpace:
         a level without a ``*`` label in some column)."""
         if not all(self.is_star[j][level].any() for j, level in enumerate(node)):
             return None
-        return self.all_star(
-            np.tile(np.asarray(node, dtype=np.int64), (self.table.codes.shape[0], 1))
-        )
+        hit = self._star.get(node)
+        if hit is None:
+            hit = self.all_star(
+                np.tile(np.asarray(node, dtype=np.int64), (self.table.codes.shape[0], 1))
+            )
+            hit.flags.writeable = False
+            self._star[node] = hit
+        return hit
 
     def plan(self, levels: IntArray, suppressed: np.ndarray, kind: str = "global") -> Plan:
         """The release of every tuple row at ``levels``, ``suppressed`` rows as ``*``; a row
         released as ``*`` in every column at its levels is marked suppressed too (the
         :class:`Plan` rule)."""
         return Plan(levels, np.asarray(suppressed, dtype=bool) | self.all_star(levels), kind)
+
+    @cached_property
+    def root(self) -> Plan:
+        """The all-``*`` root: every tuple row at the top of every hierarchy, suppressed (the
+        start of a local refinement; built once)."""
+        n_rows = self.table.codes.shape[0]
+        return self.plan(np.tile(self.n_levels - 1, (n_rows, 1)), np.ones(n_rows, bool))
 
 
 @dataclass
@@ -214,9 +229,22 @@ class Plan:
     levels: IntArray
     suppressed: np.ndarray
     kind: str = "global"
+    #: Its digest and release cells once computed (:meth:`digest`, :func:`release_cells`).
+    _known: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def copy(self) -> Plan:
         return Plan(self.levels.copy(), self.suppressed.copy(), self.kind)
+
+    def digest(self) -> bytes:
+        """A digest of its levels and suppressed rows, to remember what is computed from it;
+        computed once, the arrays then made read-only (a plan is not changed once built)."""
+        hit = self._known.get("digest")
+        if hit is None:
+            self.levels.flags.writeable = self.suppressed.flags.writeable = False
+            digest = hashlib.blake2b(np.ascontiguousarray(self.levels).tobytes(), digest_size=16)
+            digest.update(np.ascontiguousarray(self.suppressed).tobytes())
+            hit = self._known["digest"] = digest.digest()
+        return cast(bytes, hit)
 
     def suppressed_records(self, counts: FloatArray) -> float:
         """How many of the records counted in ``counts`` (rows: tuple rows) it releases as ``*``
@@ -284,8 +312,15 @@ def finest_bound(space: ReleaseSpace, counts: FloatArray) -> float:
 
 
 def release_cells(space: ReleaseSpace, plan: Plan) -> tuple[IntArray, int]:
-    """Cell of every tuple row under ``plan`` (cells keyed by released label texts)."""
-    return group_rows(space.keys(plan.levels, plan.suppressed))
+    """Cell of every tuple row under ``plan`` (cells keyed by released label texts); kept on
+    the plan (its arrays made read-only) for the space it was last asked of."""
+    hit = plan._known.get("cells")
+    if hit is not None and hit[0]() is space:
+        return cast(tuple[IntArray, int], hit[1])
+    out = group_rows(space.keys(plan.levels, plan.suppressed))
+    out[0].flags.writeable = plan.levels.flags.writeable = plan.suppressed.flags.writeable = False
+    plan._known["cells"] = (weakref.ref(space), out)
+    return out
 
 
 class NodeResult:
@@ -369,8 +404,16 @@ def evaluate_node(
 
     if counts_key is None:
         ct, sizes, bound = count()
-    else:
-        ct, sizes, bound = space.memo.node_counts(levels, counts_key, count)
+    else:  # the cell counts as floats only when a lift test or the suppression needs them
+        ct, sizes, bound = space.memo.node_counts(levels, counts_key, count, as_float=False)
+
+    floats: list[FloatArray] = []
+
+    def cells() -> FloatArray:
+        if not floats:
+            floats.append(SearchMemo.as_float(ct))
+        return floats[0]
+
     n = float(sizes.sum())
     forced = sizes < (min_class_size - 1e-9 if min_class_size > 1 else 0.0)
     star = space.node_star(levels)
@@ -382,11 +425,11 @@ def evaluate_node(
             # the plug-in breaks are a subset of the credible ones: when they and the forced
             # classes already pass the limit, so do the credible ones (integer sizes: exact
             # sums), and choose_suppression would refuse the node without a Beta CDF
-            plugin = space.memo.node_breaks(levels, counts_key, box, ct, plugin=True)
+            plugin = space.memo.node_breaks(levels, counts_key, box, cells, plugin=True)
             if sizes[plugin | forced].sum() > max_suppressed * n + 1e-9:
                 return bound, None
-        broken = space.memo.node_breaks(levels, counts_key, box, ct)
-    sup_cells = choose_suppression(ct, box, max_suppressed * n, n, forced, broken)
+        broken = space.memo.node_breaks(levels, counts_key, box, cells)
+    sup_cells = choose_suppression(cells(), box, max_suppressed * n, n, forced, broken)
     if sup_cells is None:
         return bound, None
     # classes without a fitted record (only in held-out data) have no estimate: suppressed

@@ -64,14 +64,17 @@ class SearchMemo:
         node: tuple[int, ...],
         counts_key: Hashable,
         count: Callable[[], tuple[FloatArray, FloatArray, float]],
-    ) -> tuple[FloatArray, FloatArray, float]:
+        as_float: bool = True,
+    ) -> tuple[np.ndarray, FloatArray, float]:
         """``count()``: the cell counts of ``node`` under the counts identified by
         ``counts_key``, their row sums and the node's information bound, kept while they fit
-        in :attr:`COUNTS_BYTES` (the arrays are shared: callers do not write to them)."""
+        in :attr:`COUNTS_BYTES` (the arrays are shared: callers do not write to them).
+        ``as_float=False``: the cell counts as kept (perhaps 32-bit integers; :meth:`as_float`
+        gives the floats), for a caller that may not need them."""
         key = (node, counts_key)
         hit = self._counts.get(key)
         if hit is not None:
-            return _as_float(hit)
+            return _as_float(hit) if as_float else hit
         out = count()
         held = _held(out)
         size = held[0].nbytes + held[1].nbytes
@@ -101,20 +104,23 @@ class SearchMemo:
         node: tuple[int, ...],
         counts_key: Hashable,
         box: LiftBox,
-        ct: FloatArray,
+        ct: FloatArray | Callable[[], FloatArray],
         plugin: bool = False,
     ) -> np.ndarray:
         """``box.breaks(ct)`` (``plugin``: ``box.breaks_plugin(ct)``) for the cells ``ct`` of
         ``node`` under the counts identified by ``counts_key`` (integer counts only: see
         :meth:`LiftBox.breaks`), kept per node, counts and box but its credible level. At a
         level not yet tested, the cells broken at a smaller level (or by the plug-in test) are
-        broken and those passing at a larger level pass; only the others are tested."""
+        broken and those passing at a larger level pass; only the others are tested. ``ct``
+        may be a function giving them, called only when the test is not kept."""
         key = (node, counts_key, box.signature)
         masks = self._breaks.get(key)
         level = None if plugin else box.confidence
         if masks is not None and level in masks:
             packed, n = masks[level]
             return np.unpackbits(packed, count=n).astype(bool)
+        if callable(ct):
+            ct = ct()
         if plugin:
             out = np.asarray(box.breaks_plugin(ct), dtype=bool)
         else:
@@ -132,6 +138,11 @@ class SearchMemo:
             self._breaks.setdefault(key, {})[level] = (packed, ct.shape[0])
             self._breaks_bytes += packed.nbytes
         return out
+
+    @staticmethod
+    def as_float(ct: np.ndarray) -> FloatArray:
+        """Kept cell counts (:meth:`node_counts` with ``as_float=False``) as floats."""
+        return _float_counts(ct)
 
     def refined(self, key: Hashable, refine: Callable[[], T]) -> T:
         """``refine()`` (a local refinement identified by ``key``), made once while at most

@@ -7,7 +7,6 @@ training folds, at each frontier point and for each alternative, always from a w
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -153,8 +152,7 @@ class Fitter:
         )
         plan, value_local = best.plan, None
         if o.local:
-            n_rows = counts.shape[0]
-            root = space.plan(np.tile(space.n_levels - 1, (n_rows, 1)), np.ones(n_rows, bool))
+            root = space.root
             # refining the root cannot beat a global release that keeps the finest information
             starts = [best.plan, root]
             if best.information >= finest_bound(space, counts) - 1e-12:
@@ -228,9 +226,7 @@ def kept_information(space: ReleaseSpace, plan: Plan) -> float:
 def plan_digest(plan: Plan) -> bytes:
     """A digest of the release ``plan`` (its levels and suppressed rows), to remember what is
     computed from it."""
-    digest = hashlib.blake2b(np.ascontiguousarray(plan.levels).tobytes(), digest_size=16)
-    digest.update(np.ascontiguousarray(plan.suppressed).tobytes())
-    return digest.digest()
+    return plan.digest()
 
 
 def checked_release(space: ReleaseSpace, plan: Plan, box: LiftBox, rng: int) -> HeldOut:
