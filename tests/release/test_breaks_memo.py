@@ -13,7 +13,8 @@ import pytest
 
 from privwatch.release.cells import CountTable, LiftBox, cell_counts, row_sums
 from privwatch.release.hierarchies import auto_hierarchy
-from privwatch.release.search._global_recoding import ReleaseSpace, evaluate_node, search_global
+from privwatch.release.search._global_recoding import ReleaseSpace
+from privwatch.release.search._lattice import evaluate_node, search_global
 
 LEVELS = (None, 0.9, 0.95, 0.975, 0.99)
 

@@ -20,7 +20,8 @@ from privwatch.release import (
     parse_hierarchy_specs,
 )
 from privwatch.release.cells import CountTable, LiftBox
-from privwatch.release.search._global_recoding import ReleaseSpace, evaluate_node, search_global
+from privwatch.release.search._global_recoding import ReleaseSpace
+from privwatch.release.search._lattice import evaluate_node, search_global
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 HIER = SHARED / "data" / "hierarchies" / "compas"

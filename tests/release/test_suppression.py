@@ -15,12 +15,8 @@ from privwatch import PrivwatchError
 from privwatch.release import Hierarchy, ReleaseNotMetWarning, ReleaseResult, find_release
 from privwatch.release.cells import CountTable, LiftBox
 from privwatch.release.search import SearchOptions
-from privwatch.release.search._global_recoding import (
-    Plan,
-    ReleaseSpace,
-    evaluate_node,
-    search_global,
-)
+from privwatch.release.search._global_recoding import Plan, ReleaseSpace
+from privwatch.release.search._lattice import evaluate_node, search_global
 from privwatch.release.search._one_search import in_sample_check
 
 

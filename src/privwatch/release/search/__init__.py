@@ -8,7 +8,8 @@
   each tuple can be released as); ``_cache.py``: :class:`SearchCache`, that count table and the
   searches reused across calls on the same records (an audit's proposal, frontier and
   alternatives);
-- ``_global_recoding.py``: the best node of the hierarchies' lattice (``_suppression.py``: which
+- ``_global_recoding.py``: the release space and its releases (:class:`Plan`);
+  ``_lattice.py``: the best node of the hierarchies' lattice (``_suppression.py``: which
   classes of a node go to the suppressed cell); ``_local_recoding.py``: its cells generalised
   independently (top-down); ``_one_search.py``: one search at one set of options (global, then
   local) and its in-sample check;

@@ -18,13 +18,12 @@ from ._global_recoding import (
     FloatArray,
     Plan,
     ReleaseSpace,
-    counts_digest,
     finest_bound,
     information,
     release_cells,
-    search_global,
 )
 from ._held_out import HeldOutCheck
+from ._lattice import counts_digest, search_global
 from ._local_recoding import refine_locally
 from ._options import SearchOptions
 
