@@ -22,12 +22,8 @@ from privwatch.release.heldout._prior import distinct
 from privwatch.release.hierarchies import _hierarchy
 from privwatch.release.search import SearchOptions
 from privwatch.release.search._counting import count_space
-from privwatch.release.search._global_recoding import (
-    Plan,
-    ReleaseSpace,
-    cell_information,
-    search_global,
-)
+from privwatch.release.search._global_recoding import Plan, ReleaseSpace, cell_information
+from privwatch.release.search._lattice import search_global
 from privwatch.release.search._local_recoding import refine_locally
 
 
