@@ -20,7 +20,7 @@ The check of a *searched* release (searched again on each fold's training folds)
 
 from ._breach import BreachCheck, HeldOut, estimate_breach, plugin_figures
 from ._channel import estimate_channel_breach, tuple_breach
-from ._model import HeldOutModel
+from ._model import HeldOutModel, one_blas_thread
 from ._verdict import (
     DRAWS,
     FOLDS,
@@ -53,6 +53,7 @@ __all__ = [
     "held_out_fails",
     "held_out_verdict",
     "not_met_reasons",
+    "one_blas_thread",
     "plugin_figures",
     "tuple_breach",
     "verdict_rule",

@@ -42,7 +42,7 @@ from ..cells import CountTable
 from . import _prior as eb
 from ._posterior import GridRows, posteriors
 
-__all__ = ["HeldOutModel", "ValueModel"]
+__all__ = ["HeldOutModel", "ValueModel", "one_blas_thread"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -218,7 +218,7 @@ class HeldOutModel:
             return [fit(job) for job in jobs]
 
         def one(job: T) -> R:
-            with _blas().limit(limits=1, user_api="blas"):
+            with one_blas_thread():
                 return fit(job)
 
         with ThreadPoolExecutor(min(FIT_THREADS, len(jobs))) as pool:
@@ -235,6 +235,15 @@ class HeldOutModel:
 def _blas() -> Any:
     """The process's thread pools, found once (a lookup costs ~3 ms; asking them ~0.03 ms)."""
     return ThreadpoolController()
+
+
+def one_blas_thread() -> Any:
+    """A context in which every BLAS library of the process runs on one thread (threadpoolctl).
+    The held-out model's products are small (at most a few thousand rows by the prior's 181
+    grid points): split over threads they cost 10-35x the CPU on a busy 2-core machine
+    (benchmarks/bench_fixed_part.py, BENCHMARKS.md "#42 items 2 and 3"), and a product's bits
+    depend on its threads."""
+    return _blas().limit(limits=1, user_api="blas")
 
 
 def _one_blas_thread() -> bool:

@@ -10,23 +10,14 @@ the unseen tuples' mass in the release's all-``*`` cell.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
-from typing import Any
 
 import numpy as np
-from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]  # sklearn dep
 
 from ..cells import CountTable, LiftBox
-from ..heldout import DRAWS, REPLICATES, BreachCheck, HeldOut, plugin_figures
+from ..heldout import DRAWS, REPLICATES, BreachCheck, HeldOut, one_blas_thread, plugin_figures
 from ._global_recoding import FloatArray, IntArray, Plan, ReleaseSpace, release_cells
 
 __all__ = ["HeldOutCheck", "held_out_check"]
-
-
-@cache
-def _blas() -> Any:
-    """The process's thread pools, found once (a lookup costs ~3 ms; a limit then ~0.03 ms)."""
-    return ThreadpoolController()
 
 
 def _star_cell(space: ReleaseSpace, plan: Plan, cell_of: IntArray, n_cells: int) -> int:
@@ -94,7 +85,7 @@ class HeldOutCheck:
         plan = fit(table.total())
         cell_of, n_cells = release_cells(space, plan)
         star = _star_cell(space, plan, cell_of, n_cells)
-        with _one_thread():
+        with one_blas_thread():
             self._check = BreachCheck(table, box, (cell_of, n_cells, star))
         self.estimate = self._check.estimate
         self._rest = (folds, plugin, draws, replicates, rng)
@@ -102,12 +93,5 @@ class HeldOutCheck:
     def figures(self) -> HeldOut:
         """The held-out figures (:func:`held_out_check`'s)."""
         folds, plugin, draws, replicates, rng = self._rest
-        with _one_thread():
+        with one_blas_thread():
             return self._check.figures(folds, plugin, draws=draws, replicates=replicates, rng=rng)
-
-
-def _one_thread() -> Any:
-    """One BLAS thread: the model's products are small (at most a few thousand rows by the
-    prior's 181 grid points), and split over threads they cost 10-35x the CPU on a busy
-    2-core machine (benchmarks/bench_fixed_part.py, BENCHMARKS.md "#42 items 2 and 3")."""
-    return _blas().limit(limits=1, user_api="blas")
