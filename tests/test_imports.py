@@ -81,10 +81,17 @@ def _imports(module: str) -> list[tuple[str, str | None]]:
 
 
 def _reexports(package: str) -> dict[str, tuple[str, str]]:
-    """Names the package's ``__init__`` imports at module level: name -> (module, its name)."""
+    """Names the package's ``__init__`` imports at module level: name -> (module, its name).
+
+    A lazy ``__init__`` (PEP 562: each name imported by ``__getattr__`` on first use) states its
+    re-exports under ``if TYPE_CHECKING:`` at module level; those count the same."""
     tree = ast.parse(MODULES[package].read_text(encoding="utf-8"))
     out: dict[str, tuple[str, str]] = {}
+    body = list(tree.body)
     for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            body += node.body
+    for node in body:
         if isinstance(node, ast.ImportFrom):
             target = _absolute(package, node)
             for a in node.names:

@@ -6,12 +6,11 @@ labels (:class:`Joint`), and preprocess tables (:func:`bin_columns`); audit a ta
 the estimators, and with them PyTorch).
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import measures, watchdog
+from . import measures
 from .exceptions import (
     MemoryBudgetError,
-    NotFittedError,
     PrivacyWarning,
     PrivwatchError,
     TamperedFileError,
@@ -19,7 +18,11 @@ from .exceptions import (
 )
 from .joint import Joint
 from .preprocessing import bin_columns
-from .watchdog import Watchdog
+
+if TYPE_CHECKING:
+    from . import watchdog
+    from .exceptions import NotFittedError
+    from .watchdog import Watchdog
 
 __version__ = "0.1.0"
 
@@ -43,11 +46,18 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    """``privwatch.audit``, ``privwatch.check`` and ``privwatch.AuditSpec``, imported on first
-    use."""
-    if name in ("audit", "check", "AuditSpec"):
-        import importlib
+    """``privwatch.audit``, ``privwatch.check``, ``privwatch.AuditSpec``, ``privwatch.watchdog``,
+    ``privwatch.Watchdog`` and ``privwatch.NotFittedError``, imported on first use (the audit
+    loads the estimators; the watchdog and ``NotFittedError`` load scikit-learn, about a second
+    that a command fitting nothing should not pay)."""
+    import importlib
 
+    if name in ("audit", "check", "AuditSpec"):
         module = importlib.import_module(".check" if name == "check" else ".audit", __name__)
         return module if name in ("audit", "check") else module.AuditSpec
+    if name in ("watchdog", "Watchdog"):
+        module = importlib.import_module(".watchdog", __name__)
+        return module if name == "watchdog" else module.Watchdog
+    if name == "NotFittedError":
+        return importlib.import_module(".exceptions", __name__).NotFittedError
     raise AttributeError(f"module 'privwatch' has no attribute {name!r}")

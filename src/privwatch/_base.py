@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .exceptions import NotFittedError
-
 __all__ = ["check_is_fitted"]
 
 
@@ -17,6 +15,8 @@ def check_is_fitted(estimator: Any, attribute: str) -> None:
     """Raise :class:`~privwatch.exceptions.NotFittedError` (a subclass of scikit-learn's) unless
     ``estimator`` has the fitted ``attribute``."""
     if not hasattr(estimator, attribute):
+        from .exceptions import NotFittedError  # made on first use (it loads scikit-learn)
+
         raise NotFittedError(
             f"This {type(estimator).__name__} is not fitted yet; call fit(...) first."
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+from typing import TYPE_CHECKING
 
 __all__ = [
     "MemoryBudgetError",
@@ -36,12 +36,35 @@ class TamperedFileError(PrivwatchError, ValueError):
     shapes, dtypes, ranges) does not hold, or the SHA-256 of its tensors does not match."""
 
 
-class NotFittedError(PrivwatchError, _SklearnNotFittedError):  # type: ignore[misc]
-    """An estimator method that needs fitted state was called before ``fit``.
+if TYPE_CHECKING:
+    from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 
-    Subclasses scikit-learn's ``NotFittedError`` (itself a ``ValueError`` and an
-    ``AttributeError``), so scikit-learn's tools and ``except`` clauses recognise it.
-    """
+    class NotFittedError(PrivwatchError, _SklearnNotFittedError):  # type: ignore[misc]
+        """An estimator method that needs fitted state was called before ``fit``."""
+
+else:
+
+    def __getattr__(name: str) -> type[Exception]:
+        """``NotFittedError``, made on first use: it subclasses scikit-learn's, and importing
+        scikit-learn costs about a second that a command which fits nothing (an audit on an
+        engine's route) should not pay at start-up."""
+        if name != "NotFittedError":
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return globals().setdefault(name, _not_fitted_error())
+
+
+def _not_fitted_error() -> type[Exception]:
+    from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+
+    class NotFittedError(PrivwatchError, _SklearnNotFittedError):  # type: ignore[misc]
+        """An estimator method that needs fitted state was called before ``fit``.
+
+        Subclasses scikit-learn's ``NotFittedError`` (itself a ``ValueError`` and an
+        ``AttributeError``), so scikit-learn's tools and ``except`` clauses recognise it.
+        """
+
+    NotFittedError.__qualname__ = "NotFittedError"
+    return NotFittedError
 
 
 class PrivacyWarning(UserWarning):

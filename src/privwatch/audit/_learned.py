@@ -30,7 +30,6 @@ from ..estimators import (
     Calibration,
     LearnedBreach,
     calibrate,
-    fold_deviations,
     learned_breach,
     margin_flags,
 )
@@ -157,6 +156,8 @@ def decide_learned(spec: AuditSpec, m: Measured, step: Step) -> Decision:
     request = _Request(m.epsilon, spec.disclosure, float(spec.max_suppressed))
     folds = int(getattr(strategy, "cv", None) or 5)
     found: LearnedRelease | None = None
+    from ..estimators import fold_deviations  # here: the cross-fitting loads scikit-learn
+
     cal = calibrate(ll, codes)  # on held-out labels: the fold models did not see them
     estimator: Any = getattr(strategy, "estimator", None)
     shared = (  # the fitted model's error, shared by the records (see learned_breach)

@@ -26,16 +26,18 @@ import abc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 import pandas as pd
 
 from ..exceptions import ValidationError
 from ..release import ReleaseResult
-from ..watchdog import Watchdog
 from ._spec import AuditSpec
 from ._steps import ReleaseSearch
+
+if TYPE_CHECKING:  # the watchdog's estimator loads scikit-learn
+    from ..watchdog import Watchdog
 
 __all__ = [
     "NO_MECHANISM",

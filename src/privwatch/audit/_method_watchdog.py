@@ -20,13 +20,13 @@ themselves or ``*`` is then its mechanism, saved as a :class:`~privwatch.release
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from .._numbers import fmt, pct
-from ..watchdog import Guarantee, Watchdog, flagged_set_guarantee
+from ..watchdog import Guarantee, flagged_set_guarantee
 from ._leakage import stable_leakage
 from ._learned import (
     LearnedRelease,
@@ -45,6 +45,9 @@ from ._method import (
     Step,
 )
 from ._spec import AuditSpec
+
+if TYPE_CHECKING:  # the watchdog's estimator loads scikit-learn
+    from ..watchdog import Watchdog
 
 __all__ = ["WatchdogMethod", "leakage_of_watchdog", "watchdog_rows"]
 

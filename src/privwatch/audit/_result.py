@@ -13,18 +13,20 @@ figures the printer and the report show (:meth:`Audit.rows`) and the mechanism
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from ..exceptions import ValidationError
 from ..release import ReleaseResult
-from ..watchdog import Watchdog
 from ._caller import Caller
 from ._json import jsonable
 from ._leakage import LEAKAGE_KEYS
 from ._method import NO_MECHANISM, ReleaseMethod, SavedMechanism
+
+if TYPE_CHECKING:  # the watchdog's estimator loads scikit-learn
+    from ..watchdog import Watchdog
 
 __all__ = ["ROUTES", "Audit"]
 

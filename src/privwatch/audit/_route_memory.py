@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -20,7 +20,6 @@ import pandas as pd
 from ..datasets import COMPAS_BINS, COMPAS_OBSERVED, load_compas
 from ..engines import read_table
 from ..exceptions import ValidationError
-from ..watchdog import Watchdog
 from ._disclosure import classic_section
 from ._leakage import release_joint
 from ._method import Decision, Measured, ReleaseMethod, check_route
@@ -42,6 +41,9 @@ from ._steps import (
     spec_settings,
     tradeoff_curve,
 )
+
+if TYPE_CHECKING:  # the watchdog's estimator loads scikit-learn
+    from ..watchdog import Watchdog
 
 __all__ = ["BUNDLED", "MemoryRoute"]
 

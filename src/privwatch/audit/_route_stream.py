@@ -40,7 +40,6 @@ import numpy as np
 import pandas as pd
 
 from ..engines import ROW_COLUMN, parquet_files, write_parquet_files
-from ..estimators import ClassifierLift, DVLift, cross_fit_source
 from ..exceptions import ValidationError
 from ..watchdog import safe_marker
 from ._learned import held_out_of_sample
@@ -54,8 +53,9 @@ from ._steps import spec_settings
 
 __all__ = ["STREAM_ESTIMATORS", "StreamRoute"]
 
-#: The learned estimators that train on a streamed source.
-STREAM_ESTIMATORS = {"classifier": ClassifierLift, "dv": DVLift}
+#: The learned estimators that train on a streamed source (option name -> class of
+#: :mod:`privwatch.estimators`, imported when one trains).
+STREAM_ESTIMATORS = {"classifier": "ClassifierLift", "dv": "DVLift"}
 #: Records read from the Parquet files at a time while scoring.
 READ_ROWS = 65_536
 
@@ -152,10 +152,15 @@ class StreamRoute(Route):
         sens, obs = spec.sensitive[0], list(spec.observed)
         if sens in obs:
             raise ValidationError(f"`observed` must not include the sensitive column {sens!r}.")
-        model = STREAM_ESTIMATORS[spec.estimator](rng=spec.seed, **spec.estimator_params)
+        from .. import estimators  # here: the learned families load scikit-learn and PyTorch
+
+        family = getattr(estimators, STREAM_ESTIMATORS[spec.estimator])
+        model = family(rng=spec.seed, **spec.estimator_params)
         name = type(model).__name__
         step(f"training {spec.folds} cross-fitted {name} models on streamed batches")
-        fitted = cross_fit_source(model, str(source), sens, obs, folds=spec.folds, seed=spec.seed)
+        fitted = estimators.cross_fit_source(
+            model, str(source), sens, obs, folds=spec.folds, seed=spec.seed
+        )
         return _Trained(fitted, model, files)
 
     def decide(self, spec: AuditSpec, measured: _Trained, step: Step) -> _Decided:

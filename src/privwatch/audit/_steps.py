@@ -22,18 +22,22 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from ..estimators import ClassifierLift, DVLift, LiftEstimator, make_lift_estimator
 from ..exceptions import PrivacyWarning, ValidationError
 from ..release import Hierarchy, ReleaseNotMetWarning, ReleaseResult, find_release
 from ..release.search import SearchCache
-from ..watchdog import RecordScores, Watchdog, record_tradeoff, tradeoff
+from ..watchdog import record_tradeoff, tradeoff
 from ._reid_constraint import constrained_search, search_floor
 from ._spec import ESTIMATORS, AuditSpec
+
+if TYPE_CHECKING:  # imported where used: the learned families and the watchdog's estimator
+    # load scikit-learn (and PyTorch), which the plug-in route on an engine never needs
+    from ..estimators import LiftEstimator
+    from ..watchdog import RecordScores, Watchdog
 
 __all__ = [
     "ESTIMATORS",
@@ -79,6 +83,8 @@ def resolve_estimator(name: str, rng: int) -> LiftEstimator | None:
         raise ValidationError(f"`estimator` must be one of {ESTIMATORS}; got {name!r}.")
     if name == "plugin":
         return None
+    from ..estimators import ClassifierLift, DVLift, make_lift_estimator
+
     if name == "classifier":
         # two networks per model: cross-fitting already averages 3 splits' fold models per
         # record, and 16 models x 5 networks cost 6x on a shared 2-core machine (#41 item 7)
@@ -98,6 +104,8 @@ def estimate_log_lift(
 ) -> tuple[Watchdog, np.ndarray, np.ndarray]:
     """``(probe, risk, grid)``: the watchdog fitted once (epsilon = inf), every record's risk,
     and a 40-point epsilon grid up to the 99.9 % quantile of the finite risks."""
+    from ..watchdog import Watchdog
+
     probe = Watchdog(
         epsilon=math.inf, sensitive=sensitive, observed=cols, max_levels=max_levels,
         estimator=est, rng=rng,

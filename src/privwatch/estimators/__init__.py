@@ -2,33 +2,73 @@
 Donsker-Varadhan / NWJ neural estimators, regularised scikit-learn posteriors, class-conditional
 Gaussian mixtures, and ``AutoLift``
 (the family chosen by held-out log-loss). All share ``fit(X, s)`` / ``log_lift(X)`` /
-``score_samples(X)`` and save / load without pickle."""
+``score_samples(X)`` and save / load without pickle.
 
-from ._auto import CANDIDATES, AutoLift, make_lift_estimator, posterior_log_loss
-from ._base import LiftEstimator
-from ._bayes_grid import bayes_error_grid, grid_centres
-from ._classifier import ClassifierLift
-from ._crossfit import LiftScores, fold_deviations
-from ._dv import DVLift
-from ._learned_breach import (
-    Calibration,
-    LearnedBreach,
-    calibrate,
-    learned_breach,
-    margin_flags,
-    recalibrate,
-    record_breach,
-)
-from ._mixture import MixtureLift
-from ._plugin import PluginLift
-from ._plugin_intervals import (
-    MutualInformationEstimate,
-    lift_intervals,
-    miller_madow_mutual_information,
-)
-from ._posterior import PosteriorLift
-from ._preprocess import TabularPreprocessor
-from ._stream_crossfit import CrossFittedSource, cross_fit_source
+Every name is imported on first use (PEP 562): the learned families load scikit-learn and
+PyTorch, about a second and more that a command fitting nothing (an audit on an engine's route)
+should not pay at start-up."""
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._auto import AutoLift, make_lift_estimator, posterior_log_loss
+    from ._base import LiftEstimator
+    from ._bayes_grid import bayes_error_grid, grid_centres
+    from ._candidates import CANDIDATES
+    from ._classifier import ClassifierLift
+    from ._crossfit import LiftScores, fold_deviations
+    from ._dv import DVLift
+    from ._learned_breach import (
+        Calibration,
+        LearnedBreach,
+        calibrate,
+        learned_breach,
+        margin_flags,
+        recalibrate,
+        record_breach,
+    )
+    from ._mixture import MixtureLift
+    from ._plugin import PluginLift
+    from ._plugin_intervals import (
+        MutualInformationEstimate,
+        lift_intervals,
+        miller_madow_mutual_information,
+    )
+    from ._posterior import PosteriorLift
+    from ._preprocess import TabularPreprocessor
+    from ._stream_crossfit import CrossFittedSource, cross_fit_source
+
+#: Where each exported name lives (the module imported on its first use).
+_WHERE = {
+    "AutoLift": "._auto",
+    "CANDIDATES": "._candidates",
+    "Calibration": "._learned_breach",
+    "ClassifierLift": "._classifier",
+    "CrossFittedSource": "._stream_crossfit",
+    "DVLift": "._dv",
+    "LearnedBreach": "._learned_breach",
+    "LiftEstimator": "._base",
+    "LiftScores": "._crossfit",
+    "MixtureLift": "._mixture",
+    "MutualInformationEstimate": "._plugin_intervals",
+    "PluginLift": "._plugin",
+    "PosteriorLift": "._posterior",
+    "TabularPreprocessor": "._preprocess",
+    "bayes_error_grid": "._bayes_grid",
+    "calibrate": "._learned_breach",
+    "cross_fit_source": "._stream_crossfit",
+    "fold_deviations": "._crossfit",
+    "grid_centres": "._bayes_grid",
+    "learned_breach": "._learned_breach",
+    "lift_intervals": "._plugin_intervals",
+    "make_lift_estimator": "._auto",
+    "margin_flags": "._learned_breach",
+    "miller_madow_mutual_information": "._plugin_intervals",
+    "posterior_log_loss": "._auto",
+    "recalibrate": "._learned_breach",
+    "record_breach": "._learned_breach",
+}
 
 __all__ = [
     "CANDIDATES",
@@ -59,3 +99,17 @@ __all__ = [
     "recalibrate",
     "record_breach",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """An exported name, imported from its module on first use and kept."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -17,6 +17,7 @@ from .._rng import RNGLike, check_rng
 from .._validation import check_positive_int
 from ..exceptions import ValidationError
 from ._base import LiftEstimator
+from ._candidates import CANDIDATES
 from ._classifier import ClassifierLift
 from ._dv import DVLift
 from ._lift import FloatArray
@@ -28,8 +29,6 @@ from ._progress import progress_bar
 
 __all__ = ["CANDIDATES", "AutoLift", "make_lift_estimator", "posterior_log_loss"]
 
-#: Families AutoLift can choose from (simplest first); the default set is all but ``"nwj"``.
-CANDIDATES = ("quadratic_logistic", "gaussian_mixture", "gradient_boosting", "mlp", "dv", "nwj")
 SELECTION_RULES = ("stack", "lowest", "one_standard_error")
 DEFAULT_CANDIDATES = ("quadratic_logistic", "gaussian_mixture", "gradient_boosting", "mlp", "dv")
 

@@ -46,8 +46,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import norm
-from scipy.stats import t as student_t
+from scipy.special import ndtri, stdtrit  # the normal and Student t quantiles
 
 from .._rng import check_rng
 from .._validation import check_open_fraction, check_positive_int
@@ -354,5 +353,5 @@ def critical_value(estimator: LiftModel, level: float) -> float:
     q = 0.5 + level / 2
     if estimator.resample_kind_ == "jackknife":
         k = int(getattr(estimator, "resample_groups_", len(estimator.resamples_)))
-        return float(student_t.ppf(q, k - 1))
-    return float(norm.ppf(q))
+        return float(stdtrit(k - 1, q))
+    return float(ndtri(q))

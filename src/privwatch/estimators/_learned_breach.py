@@ -64,16 +64,18 @@ on the recalibrated log-lift.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.stats import norm
+from scipy.special import ndtr  # the normal cdf (scipy.stats' own, without its import cost)
 
 from .._rng import RNGLike, check_rng
 from .._validation import check_nonnegative, check_positive_int
 from ..exceptions import ValidationError
-from ._lift import FloatArray
+
+if TYPE_CHECKING:  # not at run time: _lift loads scikit-learn
+    from ._lift import FloatArray
 
 __all__ = [
     "Calibration",
@@ -170,9 +172,9 @@ def record_breach(
 def _breach(ll: FloatArray, sd: FloatArray, epsilon: float, disclosure: str) -> FloatArray:
     scale = np.maximum(sd, 1e-9)
     with np.errstate(over="ignore", invalid="ignore"):
-        p = norm.sf((epsilon - ll) / scale)
+        p = ndtr((ll - epsilon) / scale)  # P(Z > (epsilon - ll) / scale)
         if disclosure == "both":
-            p = p + norm.cdf((-epsilon - ll) / scale)
+            p = p + ndtr((-epsilon - ll) / scale)
     return np.asarray(np.nan_to_num(np.minimum(p, 1.0), nan=0.0).max(axis=1), dtype=np.float64)
 
 

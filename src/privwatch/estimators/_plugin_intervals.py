@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import beta
+from scipy.special import betaincinv  # the Beta quantile (scipy.stats.beta.ppf's own)
 
 from .._memory import check_allocation
 from .._rng import RNGLike, check_rng
@@ -133,8 +133,8 @@ def lift_intervals(counts: ArrayLike, level: float = 0.9) -> dict[str, FloatArra
     k = c.T.astype(float)  # (|X|, |S|)
     prior = c.sum(axis=1) / c.sum()
     with np.errstate(divide="ignore", invalid="ignore"):
-        lo_p = np.where(k > 0, beta.ppf(alpha / 2, k, n_x - k + 1), 0.0)
-        hi_p = np.where(k < n_x, beta.ppf(1 - alpha / 2, k + 1, n_x - k), 1.0)
+        lo_p = np.where(k > 0, betaincinv(k, n_x - k + 1, alpha / 2), 0.0)
+        hi_p = np.where(k < n_x, betaincinv(k + 1, n_x - k, 1 - alpha / 2), 1.0)
         point = np.log(k / n_x) - np.log(prior)[None, :]
         lower = np.log(lo_p) - np.log(prior)[None, :]
         upper = np.log(hi_p) - np.log(prior)[None, :]

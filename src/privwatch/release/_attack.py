@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy.stats import norm
+from scipy.special import ndtri  # the normal quantile (scipy.stats.norm.ppf's own)
 
 from .._rng import RNGLike, check_rng
 from .._validation import check_open_fraction, check_positive_int, short_repr
@@ -59,7 +59,7 @@ def wilson_interval(
             "`n_success` must be an int between 0 and `n_total`; "
             f"got {short_repr(n_success)} of {n_total}."
         )
-    z = float(norm.ppf(0.5 * (1.0 + check_open_fraction(confidence_level, "confidence_level"))))
+    z = float(ndtri(0.5 * (1.0 + check_open_fraction(confidence_level, "confidence_level"))))
     denominator = n_total + z * z
     centre = (n_success + 0.5 * z * z) / denominator
     half = z / denominator * math.sqrt(n_success * (n_total - n_success) / n_total + 0.25 * z * z)

@@ -3,24 +3,61 @@
 On a known joint pmf ``p[s, x]``: the bi-partition and its critical epsilons, the release channel,
 its bounds and optimal level, its utility, the (epsilon, delta) relaxation, and the tradeoff
 curve. On a table: :class:`Watchdog`.
-"""
 
-from ._bounds import OptimalEpsilon, gamma_bound, optimal_epsilon
-from ._estimator import Guarantee, RecordScores, Watchdog, WatchdogEvaluation
-from ._learned_mechanism import LEARNED_KIND, LearnedWatchdogMechanism
-from ._mechanism import (
-    WatchdogMechanism,
-    WatchdogUtility,
-    partition_channel,
-    watchdog_channel,
-    watchdog_mechanism,
-    watchdog_utility,
-)
-from ._partition import critical_epsilons, partition, symbol_risk
-from ._records import flagged_set_guarantee
-from ._relaxed import RelaxedWatchdogResult, breach_probability, relaxed_watchdog
-from ._table import safe_marker
-from ._tradeoff import TradeoffCurve, record_tradeoff, tradeoff
+Every name is imported on first use (PEP 562), so that importing the package costs only what is
+used (scikit-learn and PyTorch load only with the learned families)."""
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._bounds import OptimalEpsilon, gamma_bound, optimal_epsilon
+    from ._estimator import Watchdog
+    from ._learned_mechanism import LEARNED_KIND, LearnedWatchdogMechanism
+    from ._mechanism import (
+        WatchdogMechanism,
+        WatchdogUtility,
+        partition_channel,
+        watchdog_channel,
+        watchdog_mechanism,
+        watchdog_utility,
+    )
+    from ._partition import critical_epsilons, partition, symbol_risk
+    from ._records import flagged_set_guarantee
+    from ._relaxed import RelaxedWatchdogResult, breach_probability, relaxed_watchdog
+    from ._results import Guarantee, RecordScores, WatchdogEvaluation
+    from ._table import safe_marker
+    from ._tradeoff import TradeoffCurve, record_tradeoff, tradeoff
+
+#: Where each exported name lives (the module imported on its first use).
+_WHERE = {
+    "Guarantee": "._results",
+    "LEARNED_KIND": "._learned_mechanism",
+    "LearnedWatchdogMechanism": "._learned_mechanism",
+    "OptimalEpsilon": "._bounds",
+    "RecordScores": "._results",
+    "RelaxedWatchdogResult": "._relaxed",
+    "TradeoffCurve": "._tradeoff",
+    "Watchdog": "._estimator",
+    "WatchdogEvaluation": "._results",
+    "WatchdogMechanism": "._mechanism",
+    "WatchdogUtility": "._mechanism",
+    "breach_probability": "._relaxed",
+    "critical_epsilons": "._partition",
+    "flagged_set_guarantee": "._records",
+    "gamma_bound": "._bounds",
+    "optimal_epsilon": "._bounds",
+    "partition": "._partition",
+    "partition_channel": "._mechanism",
+    "record_tradeoff": "._tradeoff",
+    "relaxed_watchdog": "._relaxed",
+    "safe_marker": "._table",
+    "symbol_risk": "._partition",
+    "tradeoff": "._tradeoff",
+    "watchdog_channel": "._mechanism",
+    "watchdog_mechanism": "._mechanism",
+    "watchdog_utility": "._mechanism",
+}
 
 __all__ = [
     "LEARNED_KIND",
@@ -50,3 +87,17 @@ __all__ = [
     "watchdog_mechanism",
     "watchdog_utility",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """An exported name, imported from its module on first use and kept."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

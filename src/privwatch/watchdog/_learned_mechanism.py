@@ -28,28 +28,17 @@ import pandas as pd
 
 from .._serialization import read_model, reconstructing, write_model
 from .._validation import check_nonnegative
-from ..estimators import (
-    Calibration,
-    ClassifierLift,
-    DVLift,
-    MixtureLift,
-    PosteriorLift,
-    margin_flags,
-    recalibrate,
-)
+from ..estimators import Calibration, margin_flags, recalibrate
 from ..exceptions import TamperedFileError, ValidationError
 
 __all__ = ["LEARNED_KIND", "LearnedWatchdogMechanism"]
 
 #: The ``kind`` of a saved learned watchdog in the checked model format.
 LEARNED_KIND = "LearnedWatchdog"
-#: The estimator classes a saved learned watchdog may hold, by the ``kind`` of their files.
-LOADERS: dict[str, Any] = {
-    "PosteriorLift": PosteriorLift,
-    "ClassifierLift": ClassifierLift,
-    "DVLift": DVLift,
-    "MixtureLift": MixtureLift,
-}
+#: The estimator classes a saved learned watchdog may hold, by the ``kind`` of their files (each
+#: a class of :mod:`privwatch.estimators`, imported when a model is saved or loaded: the learned
+#: families load scikit-learn and PyTorch).
+LOADERS = ("PosteriorLift", "ClassifierLift", "DVLift", "MixtureLift")
 
 
 def _embedded(model: Any, where: Path) -> tuple[str, dict[str, Any], dict[str, np.ndarray]]:
@@ -70,7 +59,9 @@ def _rebuilt(kind: object, state: Any, arrays: dict[str, np.ndarray], where: Pat
     if not isinstance(kind, str) or kind not in LOADERS:
         raise ValueError(f"model kind {str(kind)[:40]!r} is not one of {sorted(LOADERS)}")
     write_model(where, kind, state, arrays)
-    return LOADERS[kind].load(where)
+    from .. import estimators
+
+    return getattr(estimators, kind).load(where)
 
 
 class LearnedWatchdogMechanism:

@@ -12,20 +12,21 @@ new records are scored by the model fitted on all fit records.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import clone
 
 from .._rng import check_rng
 from .._validation import check_nonnegative
-from ..estimators import LiftEstimator, PluginLift
 from ..exceptions import PrivacyWarning, ValidationError
 from ._mechanism import WatchdogUtility, _utility
 from ._results import Guarantee, RecordScores
 from ._table import safe_marker
+
+if TYPE_CHECKING:  # at run time imported where used: the estimators load scikit-learn
+    from ..estimators import LiftEstimator
 
 __all__ = [
     "RecordStrategy",
@@ -153,7 +154,11 @@ def _fingerprint(frame: pd.DataFrame) -> NDArray[np.uint64]:
 
 def is_record_level(estimator: Any) -> bool:
     """True for estimators that need the record-level strategy (everything but plug-in counts)."""
-    return estimator is not None and not isinstance(estimator, PluginLift)
+    if estimator is None:
+        return False
+    from ..estimators import PluginLift
+
+    return not isinstance(estimator, PluginLift)
 
 
 #: From this many records on, the record-level watchdog cross-fits one split instead of three
@@ -167,6 +172,10 @@ class RecordStrategy:
     """Record-level watchdog with a clone of ``estimator``; the unit is a fit record."""
 
     def __init__(self, estimator: LiftEstimator, columns: list[str], cv: int | None = 5) -> None:
+        from sklearn.base import clone
+
+        from ..estimators import LiftEstimator
+
         if not isinstance(estimator, LiftEstimator):
             raise ValidationError(
                 "`estimator` must be a privwatch log-lift estimator (PluginLift, ClassifierLift, "
