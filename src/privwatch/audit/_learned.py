@@ -136,6 +136,8 @@ def held_out_of_sample(
 
 def decide_learned(spec: AuditSpec, m: Measured, step: Step) -> Decision:
     """The learned watchdog's release of the records in memory, aimed at the held-out verdict."""
+    from ..estimators import fold_deviations  # here: the cross-fitting loads scikit-learn
+
     if m.probe is None or m.records is None:
         raise ValidationError("the learned watchdog needs the records in memory.")
     step("flagging the records, checked on held-out scores")
@@ -156,8 +158,6 @@ def decide_learned(spec: AuditSpec, m: Measured, step: Step) -> Decision:
     request = _Request(m.epsilon, spec.disclosure, float(spec.max_suppressed))
     folds = int(getattr(strategy, "cv", None) or 5)
     found: LearnedRelease | None = None
-    from ..estimators import fold_deviations  # here: the cross-fitting loads scikit-learn
-
     cal = calibrate(ll, codes)  # on held-out labels: the fold models did not see them
     estimator: Any = getattr(strategy, "estimator", None)
     shared = (  # the fitted model's error, shared by the records (see learned_breach)
