@@ -21,7 +21,9 @@ The fit is a function of the table alone: its random choices (subsets of large t
 bootstrap weights) come from a generator seeded by a constant, so figures do not depend on the
 order of the calls; the evaluation's draws come from the caller's ``rng``. The values of a
 table, and a value's G refits, are fitted in FIT_THREADS threads where BLAS runs on one
-thread (:meth:`HeldOutModel.values`, :meth:`HeldOutModel.draws`): the same figures.
+thread (:meth:`HeldOutModel.values`, :meth:`HeldOutModel.draws`): the same figures. The search
+starts them in the background before it needs them (:meth:`HeldOutModel.prefetch`), and
+searches meanwhile.
 """
 
 from __future__ import annotations
