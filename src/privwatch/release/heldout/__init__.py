@@ -20,6 +20,7 @@ The check of a *searched* release (searched again on each fold's training folds)
 
 from ._breach import BreachCheck, HeldOut, estimate_breach, plugin_figures
 from ._channel import estimate_channel_breach, tuple_breach
+from ._evaluation import prefetch_model
 from ._model import HeldOutModel, one_blas_thread
 from ._verdict import (
     DRAWS,
@@ -55,6 +56,7 @@ __all__ = [
     "not_met_reasons",
     "one_blas_thread",
     "plugin_figures",
+    "prefetch_model",
     "tuple_breach",
     "verdict_rule",
 ]

@@ -27,14 +27,16 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import betainc
 
-from ..cells import LiftBox
+from ..cells import CountTable, LiftBox
 from ._model import HeldOutModel, ValueModel
 from ._posterior import posteriors
+from ._verdict import REPLICATES
 
 __all__ = [
     "DECIDED",
     "Value",
     "beta_of_cells",
+    "prefetch_model",
     "seen_once",
     "unseen_share",
     "value_bounds",
@@ -93,6 +95,15 @@ def values_of(box: LiftBox) -> list[Value]:
     return [
         Value(c, b, float(box.prior[c]), pair) for (c, pair), b in zip(cols, bounds, strict=True)
     ]
+
+
+def prefetch_model(table: CountTable, box: LiftBox) -> None:
+    """Start fitting the held-out model of ``table`` for the values of ``box``
+    (:meth:`HeldOutModel.prefetch`, :meth:`HeldOutModel.of`'s model), with the
+    :data:`~._verdict.REPLICATES` draws of its prior that the check's interval asks for, in the
+    background: a later check of a release of ``table`` waits for it rather than fitting it."""
+    model = HeldOutModel.of(table, box.projection)
+    model.prefetch([(v.column, v.prior) for v in values_of(box)], REPLICATES)
 
 
 def beta_of_cells(

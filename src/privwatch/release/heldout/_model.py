@@ -21,14 +21,18 @@ The fit is a function of the table alone: its random choices (subsets of large t
 bootstrap weights) come from a generator seeded by a constant, so figures do not depend on the
 order of the calls; the evaluation's draws come from the caller's ``rng``. The values of a
 table, and a value's G refits, are fitted in FIT_THREADS threads where BLAS runs on one
-thread (:meth:`HeldOutModel.values`, :meth:`HeldOutModel.draws`): the same figures.
+thread (:meth:`HeldOutModel.values`, :meth:`HeldOutModel.draws`): the same figures. The search
+starts them in the background before it needs them (:meth:`HeldOutModel.prefetch`), and
+searches meanwhile.
 """
 
 from __future__ import annotations
 
+import threading
 import weakref
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, ClassVar, TypeVar
@@ -107,6 +111,7 @@ class HeldOutModel:
         self.grid_rows = GridRows()  # the tuples' likelihood rows, shared by every check
         self._priors: list[FloatArray] = []
         self._rng = np.random.default_rng(FIT_SEED)  # p(s) draws; each value has its own
+        self._pending: dict[int, Future[ValueModel]] = {}  # values fitted in the background
 
     def _value_rng(self, column: int) -> np.random.Generator:
         return np.random.default_rng([FIT_SEED, column])
@@ -127,6 +132,7 @@ class HeldOutModel:
 
     def value(self, column: int, prior: float) -> ValueModel:
         """The fitted model of projected column ``column`` (its share of records ``prior``)."""
+        self._collect([column])
         if column not in self._values:
             self._values[column] = self._fit_value(column, prior)
         return self._values[column]
@@ -136,11 +142,44 @@ class HeldOutModel:
         threads (the fits release the GIL in numpy and BLAS; each value's fit draws from its
         own generator and reads the table only, so the figures are those of one thread).
         Only where BLAS runs on one thread (the search's held-out check holds it there): a
-        BLAS product's bits depend on its threads, and two fits would share them."""
+        BLAS product's bits depend on its threads, and two fits would share them. Values
+        :meth:`prefetch` is fitting are waited for."""
+        self._collect([c for c, _ in wanted])
         todo = list({c: p for c, p in wanted if c not in self._values}.items())
         for (c, _), vm in zip(todo, self._map(lambda cp: self._fit_value(*cp), todo), strict=True):
             self._values[c] = vm
         return [self.value(c, p) for c, p in wanted]
+
+    def prefetch(self, wanted: Sequence[tuple[int, float]], replicates: int = 0) -> None:
+        """Start fitting the values ``wanted`` (column, prior) not fitted yet in FIT_THREADS
+        background threads, each on one BLAS thread (:func:`one_blas_thread`, held while any
+        thread is in it), each value's ``replicates`` :meth:`draws` after its fit, and return
+        at once: the caller goes on with work that needs no model (the searches) while they
+        are fitted, and :meth:`values` waits for them. The same figures as :meth:`values`
+        and :meth:`draws` give: each value's fit and draws read the table alone and draw from
+        the value's own generator in the same order (the fit, then the draws), on one BLAS
+        thread."""
+        todo = {c: p for c, p in wanted if c not in self._values and c not in self._pending}
+        if not todo:
+            return
+        pool = ThreadPoolExecutor(max(1, min(FIT_THREADS, len(todo))))
+        for column, prior in todo.items():
+            self._pending[column] = pool.submit(self._fit_alone, column, prior, replicates)
+        pool.shutdown(wait=False)  # its threads end when the fits are done
+
+    def _fit_alone(self, column: int, prior: float, replicates: int) -> ValueModel:
+        with one_blas_thread():
+            value = self._fit_value(column, prior)
+            if replicates:
+                self._draws(value, replicates, lambda fit, jobs: [fit(job) for job in jobs])
+            return value
+
+    def _collect(self, columns: Sequence[int]) -> None:
+        """Keep the background fits (:meth:`prefetch`) of ``columns``, waiting for them."""
+        for c in columns:
+            pending = self._pending.pop(c, None)
+            if pending is not None:
+                self._values[c] = pending.result()
 
     def _fit_value(self, column: int, prior: float) -> ValueModel:
         k, n, codes = self.x[:, column], self.n, self.table.codes
@@ -190,6 +229,15 @@ class HeldOutModel:
         the tuples (at most G_REFITS per family, cycled; the candidate's eta:
         ``value.full[candidate].eta``). The random draws are made in order first; the refits
         they ask for then run in FIT_THREADS threads (:meth:`_map`: the same figures)."""
+        return self._draws(value, replicates, self._map)
+
+    def _draws(
+        self,
+        value: ValueModel,
+        replicates: int,
+        run: Callable[[Callable[[Any], FloatArray], list[Any]], list[FloatArray]],
+    ) -> list[tuple[int, FloatArray]]:
+        """:meth:`draws`, the refits made by ``run`` (``[fit(job) for job in jobs]``)."""
         k, n, codes = self.x[:, value.column], self.n, self.table.codes
         seen = [d[0] for d in value.draws]
         planned: list[int] = []  # the family of each new draw
@@ -203,7 +251,7 @@ class HeldOutModel:
             if (seen + planned).count(best) < G_REFITS:
                 jobs.append((best, eb.bootstrap_weights(value.full[best], value.rng)))
             planned.append(best)
-        alphas = self._map(lambda job: eb.refit_alpha(value.full[job[0]], job[1]), jobs)
+        alphas = run(lambda job: eb.refit_alpha(value.full[job[0]], job[1]), jobs)
         for (best, _), alpha in zip(jobs, alphas, strict=True):
             value.refits.setdefault(best, []).append(alpha)
         for best in planned:
@@ -237,13 +285,52 @@ def _blas() -> Any:
     return ThreadpoolController()
 
 
-def one_blas_thread() -> Any:
+class _Limit:
+    """The one-BLAS-thread limit of the process and the threads inside it."""
+
+    lock = threading.Lock()
+    holders = 0
+    limiter: Any = None
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
     """A context in which every BLAS library of the process runs on one thread (threadpoolctl).
     The held-out model's products are small (at most a few thousand rows by the prior's 181
     grid points): split over threads they cost 10-35x the CPU on a busy 2-core machine
     (benchmarks/bench_fixed_part.py, BENCHMARKS.md "#42 items 2 and 3"), and a product's bits
-    depend on its threads."""
-    return _blas().limit(limits=1, user_api="blas")
+    depend on its threads.
+
+    The limit is the process's (OpenBLAS has one thread pool), so it is held while any thread
+    is inside, nested or not: set by the first to enter, the original limits restored by the
+    last to leave, whichever threads they are (a check in one thread cannot lift it under a
+    fit running in another). threadpoolctl lets only one thread set OpenBLAS's limit (the
+    first that did, while it lives): each change here takes that role and gives it up."""
+    with _Limit.lock:
+        if _Limit.holders == 0:
+            _release_blas_control()
+            _Limit.limiter = _blas().limit(limits=1, user_api="blas")
+            _release_blas_control()
+        _Limit.holders += 1
+    try:
+        yield
+    finally:
+        with _Limit.lock:
+            _Limit.holders -= 1
+            if _Limit.holders == 0:
+                _release_blas_control()
+                _Limit.limiter.restore_original_limits()
+                _Limit.limiter = None
+                _release_blas_control()
+
+
+def _release_blas_control() -> None:
+    """Let any thread set the BLAS limits next (threadpoolctl >= 3.6 gives OpenBLAS's to the
+    first thread that sets them; older versions have no such rule)."""
+    for lib in _blas().lib_controllers:
+        clear = getattr(lib, "clear_controlling_thread", None)
+        if clear is not None:
+            clear(force=True)
 
 
 def _one_blas_thread() -> bool:

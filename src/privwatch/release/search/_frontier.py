@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ..cells import table_protection
-from ..heldout import NOTHING_KEPT, held_out_verdict, not_met_reasons
+from ..heldout import NOTHING_KEPT, held_out_verdict, not_met_reasons, prefetch_model
 from ._global_recoding import FloatArray, Plan, ReleaseSpace
 from ._margin import Searched, search_to_pass
-from ._one_search import Fitter, check_fails, checked_release
+from ._one_search import Fitter, check_fails, checked_release, kept_information
 from ._options import SearchOptions
 
 __all__ = [
@@ -94,6 +94,10 @@ class Releases:
     extra : iterable of float
         Epsilons of this run searched as candidates besides :data:`LADDER` (the requested one,
         the frontier's).
+    ahead : bool
+        At the first :meth:`at`, search every epsilon of ``extra`` (the run's frontier asks for
+        them all) while the held-out model is fitted in the background (:meth:`_prefetch`);
+        else only those that call needs. False for an alternative's releases.
     """
 
     space: ReleaseSpace
@@ -103,6 +107,7 @@ class Releases:
     rng: int
     aim: bool = True
     extra: Iterable[float] = ()
+    ahead: bool = True
     _chosen: dict[float, Chosen] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -111,7 +116,7 @@ class Releases:
     def with_options(self, options: SearchOptions) -> Releases:
         """The releases at other options (an alternative's), with the same candidate epsilons."""
         return Releases(
-            self.space, options, self.folds, self.tolerance, self.rng, self.aim, self.extra
+            self.space, options, self.folds, self.tolerance, self.rng, self.aim, self.extra, False
         )
 
     def searched(self, epsilon: float) -> Searched:
@@ -155,6 +160,25 @@ class Releases:
         box = Fitter(self.space, found.options.replace(epsilon=float(epsilon))).box
         return check_fails(self.space, found.fit.plan, box, self.rng, self.tolerance)
 
+    def _prefetch(self, epsilon: float) -> None:
+        """Before the first release is chosen: its first search (the user's options at
+        ``epsilon``, :func:`~._margin.search_to_pass`'s first); when that release will be
+        checked (``folds`` >= 2 and it keeps information), the table's held-out model fitted
+        in the background (:func:`~privwatch.release.heldout.prefetch_model`) while the first
+        searches at the other epsilons the run asks for (those below ``epsilon``, and with
+        ``ahead`` every epsilon of ``extra``) are made: they need no model, and each is
+        remembered on the space (:meth:`Fitter.fit`), so :func:`~._margin.search_to_pass`
+        gets it later. Nothing else moves: the checks are made in the same order, on the same
+        model (each value's fit is a function of the table alone), so the figures are the
+        same."""
+        total = self.space.table.total()
+        first = Fitter(self.space, self.options.replace(epsilon=epsilon))
+        if self.folds >= 2 and kept_information(self.space, first.fit(total).plan) > NOTHING_KEPT:
+            prefetch_model(self.space.table, first.box)
+        for eps in self.extra:
+            if eps != epsilon and (self.ahead or eps < epsilon):
+                Fitter(self.space, self.options.replace(epsilon=eps)).fit(total)
+
     def at(self, epsilon: float) -> Chosen:
         """The release published at ``epsilon``: the best candidate judged there (see the
         module docstring). A candidate is judged (its held-out check made at ``epsilon``) only
@@ -165,6 +189,8 @@ class Releases:
         hit = self._chosen.get(epsilon)
         if hit is not None:
             return hit
+        if not self._chosen:
+            self._prefetch(epsilon)
         best = self._judged(self.searched(epsilon), epsilon)
         top = (True, _VERDICT_RANK["met"] if self.folds >= 2 else _VERDICT_RANK[None])
         below = [self.searched(e) for e in self.extra if e < epsilon]
