@@ -135,8 +135,16 @@ def _betas_of_cells(
     """:func:`beta_of_cells` of every column of ``mean`` and ``var`` (rows x replicates), the
     replicate ``i`` with ``extras[i]``, at the ``cells`` only (cells x replicates): one
     bincount of (cell, replicate) bins for all replicates, each bin's rows added in row order
-    as in :func:`beta_of_cells`, and the same elementwise steps, so the same bits."""
+    as in :func:`beta_of_cells`, and the same elementwise steps, so the same bits. Without
+    rows, :func:`beta_of_cells` itself (numpy's bincount of no rows is integer zeros even with
+    weights, and the unseen pseudo-tuple's sums are then cast to integers: kept as they are)."""
     n_rep = mean.shape[1]
+    if not len(cell_of):
+        pairs = [
+            beta_of_cells(mean[:, i], var[:, i], size, cell_of, n_cells, extra)[:2]
+            for i, extra in enumerate(extras)
+        ]
+        return np.stack([a[cells] for a, _ in pairs], 1), np.stack([b[cells] for _, b in pairs], 1)
     at = (cell_of[:, None] * n_rep + np.arange(n_rep)).ravel()
 
     def sums(weights: FloatArray) -> FloatArray:
@@ -257,6 +265,11 @@ def _replicate_moments(
         eta = _model_eta(vm, cand, todo)
         m, v, _ = posteriors(alphas, k[todo], n[todo], eta, absent, model.grid_rows)
         mean[todo], var[todo], known[todo] = m, v, True
+    if len(rows) == len(n):  # every row, in order (rows are sorted and distinct): no copy
+        views = mean.view(), var.view()
+        for a in views:
+            a.flags.writeable = False
+        return views
     return mean[rows], var[rows]
 
 
