@@ -134,6 +134,49 @@ def beta_of_cells(
     return m * phi, (1 - m) * phi, n_c
 
 
+def _betas_of_cells(
+    mean: FloatArray,
+    var: FloatArray,
+    size: FloatArray,
+    cell_of: IntArray,
+    n_cells: int,
+    extras: list[tuple[int, float, float, float]],
+    cells: IntArray,
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`beta_of_cells` of every column of ``mean`` and ``var`` (rows x replicates), the
+    replicate ``i`` with ``extras[i]``, at the ``cells`` only (cells x replicates): one
+    bincount of (cell, replicate) bins for all replicates, each bin's rows added in row order
+    as in :func:`beta_of_cells`, and the same elementwise steps, so the same bits. Without
+    rows, :func:`beta_of_cells` itself (numpy's bincount of no rows is integer zeros even with
+    weights, and the unseen pseudo-tuple's sums are then cast to integers: kept as they are)."""
+    n_rep = mean.shape[1]
+    if not len(cell_of):
+        pairs = [
+            beta_of_cells(mean[:, i], var[:, i], size, cell_of, n_cells, extra)[:2]
+            for i, extra in enumerate(extras)
+        ]
+        return np.stack([a[cells] for a, _ in pairs], 1), np.stack([b[cells] for _, b in pairs], 1)
+    at = (cell_of[:, None] * n_rep + np.arange(n_rep)).ravel()
+
+    def sums(weights: FloatArray) -> FloatArray:
+        out = np.bincount(at, weights=weights.ravel(), minlength=n_cells * n_rep)
+        return np.asarray(out.reshape(n_cells, n_rep), dtype=np.float64)
+
+    n_c = np.bincount(cell_of, weights=size, minlength=n_cells).astype(float)
+    m_c, v_c = sums(size[:, None] * mean), sums((size**2)[:, None] * var)
+    n_c = np.repeat(n_c[:, None], n_rep, axis=1)
+    for i, (c, mass, m_extra, v_extra) in enumerate(extras):
+        n_c[c, i] += mass
+        m_c[c, i] += mass * m_extra
+        v_c[c, i] += mass**2 * v_extra
+    n_c, m_c, v_c = n_c[cells], m_c[cells], v_c[cells]
+    safe = np.maximum(n_c, 1e-300)
+    m = np.clip(m_c / safe, 1e-12, 1 - 1e-12)
+    v = np.clip(v_c / safe / safe, 1e-300, m * (1 - m) * (1 - 1e-9))
+    phi = m * (1 - m) / v - 1.0
+    return m * phi, (1 - m) * phi
+
+
 def beta_outside(
     a: FloatArray, b: FloatArray, bounds: tuple[float, float], complement: bool = False
 ) -> FloatArray:
@@ -233,6 +276,11 @@ def _replicate_moments(
         eta = _model_eta(vm, cand, todo)
         m, v, _ = posteriors(alphas, k[todo], n[todo], eta, absent, model.grid_rows)
         mean[todo], var[todo], known[todo] = m, v, True
+    if len(rows) == len(n):  # every row, in order (rows are sorted and distinct): no copy
+        views = mean.view(), var.view()
+        for a in views:
+            a.flags.writeable = False
+        return views
     return mean[rows], var[rows]
 
 
@@ -367,12 +415,11 @@ class _Evaluation:
                     ra = rows[alone]
                     eta = _model_eta(vm, cand, ra)
                     out_alone = posteriors(alphas, k[ra], n[ra], eta, b_r, m.grid_rows)[2]
-                w = n[rows]
+                extras = [self._extra(vm, (m1[:, i], v1[:, i])) for i in range(len(reps))]
+                a_c, b_c = _betas_of_cells(mean, var, n[rows], c, self.n_cells, extras, cells)
                 for i, r in enumerate(reps):
-                    extra = self._extra(vm, (m1[:, i], v1[:, i]))
-                    a, b, _ = beta_of_cells(mean[:, i], var[:, i], w, c, self.n_cells, extra)
                     # the CDFs of the asked cells only (elementwise: the same values)
-                    p = beta_outside(a[cells], b[cells], b_r[i], complement=True)
+                    p = beta_outside(a_c[:, i], b_c[:, i], b_r[i], complement=True)
                     if outside:
                         p[lone] = out_alone[:, i]
                     miss[r] *= 1.0 - p

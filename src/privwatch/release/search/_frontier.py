@@ -202,7 +202,12 @@ class Releases:
             rank = best.rank(self.tolerance)
             if rank[:2] >= top and cand.information_nats <= rank[2] + 1e-12:
                 continue
-            if rank[:2] > _FAILED_TOP and self._fails_at(cand, epsilon):
+            # a candidate that fails is at best (not met, inconclusive): it cannot beat a best
+            # ranked above that, nor one ranked there that keeps as much information
+            beaten = rank[:2] > _FAILED_TOP or (
+                rank[:2] == _FAILED_TOP and cand.information_nats <= rank[2] + 1e-12
+            )
+            if beaten and self._fails_at(cand, epsilon):
                 continue
             judged = self._judged(cand, epsilon)
             if judged.rank(self.tolerance) > (rank[0], rank[1], rank[2] + 1e-12):

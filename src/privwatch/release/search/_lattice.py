@@ -96,6 +96,7 @@ def evaluate_node(
     *,
     min_class_size: int = MIN_CLASS_SIZE,
     counts_key: Hashable | None = None,
+    plugin_refused: set[tuple[int, ...]] | None = None,
 ) -> tuple[float, NodeResult | None]:
     """(upper bound, best release at the node or None) for one lattice node.
 
@@ -104,6 +105,8 @@ def evaluate_node(
     suppressed, and all of them count against ``max_suppressed``. ``counts_key``: an
     identifier of integer ``counts``, under which the node's cell counts and lift test are
     remembered (:meth:`SearchMemo.node_counts`, :meth:`SearchMemo.node_breaks`).
+    ``plugin_refused``: the node is added when the records of its classes that break the
+    plug-in test or are forced exceed the limit (it is then refused at every credible level).
     """
     cell_of, n_cells = space.node_cells(levels)
 
@@ -142,8 +145,14 @@ def evaluate_node(
             # sums), and choose_suppression would refuse the node without a Beta CDF
             plugin = space.memo.node_breaks(levels, counts_key, box, cells, plugin=True)
             if sizes[plugin | forced].sum() > max_suppressed * n + 1e-9:
+                if plugin_refused is not None:
+                    plugin_refused.add(levels)
                 return bound, None
         broken = space.memo.node_breaks(levels, counts_key, box, cells)
+        # without a margin the test is the plug-in one (LiftBox.breaks)
+        refused = sizes[broken | forced].sum() > max_suppressed * n + 1e-9
+        if plugin_refused is not None and box.confidence is None and refused:
+            plugin_refused.add(levels)
     sup_cells = choose_suppression(cells(), box, max_suppressed * n, n, forced, broken)
     if sup_cells is None:
         return bound, None
@@ -188,6 +197,18 @@ def search_global(
     if np.array_equal(counts, np.round(counts)):
         counts_key = (counts.shape, counts_digest(counts) if digest is None else digest)
 
+    # every node the search evaluates refused by the plug-in test (a node refused by it is
+    # refused at every credible level), so none kept: the search at another level evaluates
+    # the same nodes in the same order (the order follows the bounds alone) and keeps none
+    refused: set[tuple[int, ...]] | None = None
+    known: object = None
+    whole_key: Hashable = None
+    if counts_key is not None:
+        refused = set()
+        setting = (max_suppressed, min_class_size, max_nodes)
+        whole_key = ("refused", counts_key, box.signature, setting)
+        known = None if box.confidence is None else space.recall(whole_key)
+
     def evaluate(node: tuple[int, ...]) -> tuple[float, NodeResult | None]:
         return evaluate_node(
             space,
@@ -197,16 +218,21 @@ def search_global(
             max_suppressed,
             min_class_size=min_class_size,
             counts_key=counts_key,
+            plugin_refused=refused,
         )
 
     m = len(space.hierarchies)
     top = tuple(int(v) - 1 for v in space.n_levels)
     start = (0,) * m
-    bound, res = evaluate(start)
-    seen = {start: res}
-    heap: list[tuple[float, tuple[int, ...]]] = [(-bound, start)]
     best: NodeResult | None = None
-    evaluated = 1
+    if isinstance(known, int):
+        heap: list[tuple[float, tuple[int, ...]]] = []
+        evaluated = known
+    else:
+        bound, res = evaluate(start)
+        seen = {start: res}
+        heap = [(-bound, start)]
+        evaluated = 1
     while heap:
         neg_bound, node = heapq.heappop(heap)
         if best is not None and -neg_bound <= best.information + 1e-12:
@@ -227,6 +253,9 @@ def search_global(
                 heapq.heappush(heap, (-b, nxt))
         if evaluated >= max_nodes:
             break
+    done = best is None and refused is not None and not isinstance(known, int)
+    if done and len(refused or ()) == len(seen):  # (seen: the nodes evaluated)
+        space.remember(whole_key, lambda: evaluated)
     if best is None:
         _, best = evaluate(top)
     if best is None:

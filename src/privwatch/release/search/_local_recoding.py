@@ -24,6 +24,11 @@ the hierarchies, not one per round.
 
 from __future__ import annotations
 
+import hashlib
+import weakref
+from collections.abc import Callable
+from typing import TypeVar, cast
+
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
@@ -36,6 +41,7 @@ __all__ = ["refine_locally"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
+T = TypeVar("T")
 
 
 def _children(part: IntArray, n_parts: int, label: IntArray, n_labels: int) -> tuple[IntArray, int]:
@@ -45,6 +51,68 @@ def _children(part: IntArray, n_parts: int, label: IntArray, n_labels: int) -> t
         return group_rows(np.stack([part, label], axis=1))
     inv = pd.factorize(part * n_labels + label)[0].astype(np.int64)
     return inv, int(inv.max()) + 1 if inv.size else 0
+
+
+#: A column's children of one state: the child of each row that can move down, the
+#: children's counts and sizes, and each child's partition.
+_Column = tuple[IntArray, FloatArray, FloatArray, IntArray]
+_Parts = tuple[np.ndarray, FloatArray, "FloatArray | None"]
+
+
+class _SplitMemo:
+    """What the refinements of one space keep of their states (:class:`_State`), within
+    :attr:`BYTES`: the searches of one table at every margin, epsilon and disclosure refine
+    the same start (the all-``*`` root at least) with another lift test, and their first
+    rounds, before the tests decide differently, are the same states."""
+
+    #: Largest memory (bytes) of the kept children, counts and partition figures.
+    BYTES = 64 * 2**20
+
+    def __init__(self) -> None:
+        self.states: dict[bytes, _State] = {}
+        self.bytes = 0
+
+    def state(self, key: bytes) -> _State:
+        """The record of the state ``key`` names (a new, empty one if none)."""
+        return self.states.setdefault(key, _State(self))
+
+
+class _State:
+    """The parts of one refinement state that do not depend on the lift test: per column its
+    :data:`_Column` (key ``j``), and (key -1) the partitions' exempt marks, information
+    before the split and counts. The arrays are shared: read-only."""
+
+    def __init__(self, memo: _SplitMemo) -> None:
+        self.memo = memo
+        self.parts: dict[int, tuple[np.ndarray | None, ...]] = {}
+
+    def get(self, j: int, make: Callable[[], T]) -> T:
+        """The part ``j``: kept, or ``make()`` (kept while it fits)."""
+        hit = self.parts.get(j)
+        if hit is not None:
+            return cast(T, hit)
+        out = make()
+        arrays = [a for a in cast(tuple[np.ndarray | None, ...], out) if a is not None]
+        size = sum(a.nbytes for a in arrays)
+        if self.memo.bytes + size <= self.memo.BYTES:
+            for a in arrays:
+                a.flags.writeable = False
+            self.parts[j] = cast(tuple[np.ndarray | None, ...], out)
+            self.memo.bytes += size
+        return out
+
+
+_MEMOS: weakref.WeakKeyDictionary[ReleaseSpace, _SplitMemo] = weakref.WeakKeyDictionary()
+
+
+def _next_key(key: bytes, col_of_row: IntArray, child: IntArray) -> bytes:
+    """The key of the state a round's splits lead to: the state is a function of the state
+    before, the column each evaluated row splits on (-1: none) and the child each split row
+    goes to (-1: the remainder)."""
+    h = hashlib.blake2b(key, digest_size=16)
+    h.update(col_of_row.astype(np.int16).tobytes())
+    h.update(child.astype(np.int32).tobytes())
+    return h.digest()
 
 
 #: Two whole counts below this share one float in :func:`_pack` (2 x 26 bits < 53).
@@ -98,6 +166,7 @@ def _best_splits(
     pu: FloatArray | None,
     whole: bool,
     n_cols: int,
+    kept: _State | None = None,
 ) -> tuple[FloatArray, IntArray, IntArray]:
     """Per partition: the best gain, its column (-1: none) and, per column (n_observed, n_rows),
     the valid child
@@ -115,15 +184,21 @@ def _best_splits(
     below 2^53), so a remainder is its partition's counts less its valid children's, exactly;
     else it is summed over its rows. Either way every figure is the one a sum over the rows
     gives, bit for bit: children keep their rows in row order, and the children a column
-    cannot form would add exact zeros."""
+    cannot form would add exact zeros. ``kept``: the record of this state (:class:`_State`),
+    which keeps what does not depend on the lift test: each column's children and their
+    counts, the information before the split and the partitions' counts."""
     m, n = levels.shape
     least = min_class_size - 1e-9 if min_class_size > 1 else 0.0
-    # a remainder released as '*' everywhere is the suppressed cell: no minimum size
-    exempt = np.ones(n_parts, dtype=bool)
-    if min_class_size > 1:
-        exempt = cell_counts(part, n_parts, space.all_star(levels.T, rows).astype(float)) > 0
-    before = _information(space, part, n_parts, sizes, total, rows, pu)
-    part_counts = _sums(part, n_parts, cols, n_cols) if whole else None
+
+    def state() -> _Parts:
+        # a remainder released as '*' everywhere is the suppressed cell: no minimum size
+        exempt = np.ones(n_parts, dtype=bool)
+        if min_class_size > 1:
+            exempt = cell_counts(part, n_parts, space.all_star(levels.T, rows).astype(float)) > 0
+        before = _information(space, part, n_parts, sizes, total, rows, pu)
+        return exempt, before, _sums(part, n_parts, cols, n_cols) if whole else None
+
+    exempt, before, part_counts = state() if kept is None else kept.get(-1, state)
     best_gain = np.zeros(n_parts)
     best_col = np.full(n_parts, -1, dtype=np.int64)
     to_child = np.full((m, n), -1, dtype=np.int64)
@@ -132,23 +207,28 @@ def _best_splits(
         sub = np.flatnonzero((finer >= 0) & ~done[j])
         if not sub.size:  # no child in this column: no partition splits on it
             continue
-        table = space.tables[j]
-        label = table.ravel()[finer[sub] * table.shape[1] + codes[j][sub]]
-        child, n_child = _children(part[sub], n_parts, label, len(space.vocab[j]))
-        if sub.size == n:
-            ct = _sums(child, n_child, cols, n_cols)
-        elif 2 * sub.size >= n:  # the other rows into one more cell, dropped: no gather
-            spread = np.full(n, n_child, dtype=np.int64)
-            spread[sub] = child
-            ct = _sums(spread, n_child + 1, cols, n_cols)[:n_child]
-        else:
-            ct = _sums(child, n_child, np.take(cols, sub, axis=1), n_cols)
-        size = ct.sum(1)
+
+        def children(j: int = j, finer: IntArray = finer, sub: IntArray = sub) -> _Column:
+            table = space.tables[j]
+            label = table.ravel()[finer[sub] * table.shape[1] + codes[j][sub]]
+            child, n_child = _children(part[sub], n_parts, label, len(space.vocab[j]))
+            if sub.size == n:
+                ct = _sums(child, n_child, cols, n_cols)
+            elif 2 * sub.size >= n:  # the other rows into one more cell, dropped: no gather
+                spread = np.full(n, n_child, dtype=np.int64)
+                spread[sub] = child
+                ct = _sums(spread, n_child + 1, cols, n_cols)[:n_child]
+            else:
+                ct = _sums(child, n_child, np.take(cols, sub, axis=1), n_cols)
+            parent = np.empty(n_child, dtype=np.int64)
+            parent[child] = part[sub]
+            return child, ct, ct.sum(1), parent
+
+        child, ct, size, parent = children() if kept is None else kept.get(j, children)
+        n_child = len(size)
         valid = (size > 0) & (size >= least) & ~box.breaks(ct)
         row_child = to_child[j]
         row_child[sub] = np.where(valid[child], child, -1)
-        parent = np.empty(n_child, dtype=np.int64)
-        parent[child] = part[sub]
         if part_counts is not None:
             rest = part_counts.copy()
             if valid.any():
@@ -198,9 +278,15 @@ def refine_locally(
     counts: FloatArray,
     box: LiftBox,
     min_class_size: int = MIN_CLASS_SIZE,
+    states: bytes | None = None,
 ) -> Plan:
     """Specialise every cell of ``start`` top-down while it keeps epsilon and, but for the
     suppressed cell, ``min_class_size`` records (see module doc).
+
+    ``states``: bytes that identify ``start``, ``counts`` and ``min_class_size`` on this space;
+    with it, the states of the refinement are kept (:class:`_SplitMemo`) and a refinement of
+    the same start with another lift test reuses, in the states it shares (the same splits
+    so far), what does not depend on the test: the same arrays, so the same plan.
 
     The rows left as ``*`` in every column are the plan's suppressed rows
     (:class:`~._global_recoding.Plan`); the caller checks them against
@@ -226,15 +312,17 @@ def refine_locally(
         cols = _pack(cols)  # half the bincounts, the same sums
     sizes = counts.sum(1)
     n_rows = levels.shape[1]
+    memo = None if states is None else _MEMOS.setdefault(space, _SplitMemo())
     active = np.arange(n_rows, dtype=np.int64)  # rows whose partition may still split
     while active.size:
         sub = pd.factorize(part[active])[0].astype(np.int64)  # any numbering will do
         args = (levels, done, codes, cols, sizes)
         if active.size < n_rows:  # else every row (the first round): no copies
             args = (*(np.take(a, active, axis=1) for a in args[:4]), sizes[active])
+        kept = None if memo is None or states is None else memo.state(states)
         _, best_col, to_child = _best_splits(
             space, active, sub, int(sub.max()) + 1, *args, box, total, min_class_size, pu, whole,
-            counts.shape[1],
+            counts.shape[1], kept,
         )  # fmt: skip
         col_of_row = best_col[sub]
         split = np.flatnonzero(col_of_row >= 0)
@@ -243,6 +331,8 @@ def refine_locally(
         rows = active[split]
         j_rows = col_of_row[split]
         child = to_child[j_rows, split]
+        if states is not None:
+            states = _next_key(states, col_of_row, child)
         goes = child >= 0
         child_rows, rest_rows = rows[goes], rows[~goes]
         levels[j_rows[goes], child_rows] -= 1

@@ -131,10 +131,11 @@ class Fitter:
             self.box.confidence,
             self.options.min_class_size,
         )
+        states = b"".join([key[1], digest, str(self.options.min_class_size).encode()])
         return self.space.memo.refined(
             key,
             lambda: refine_locally(
-                self.space, start, counts, self.box, self.options.min_class_size
+                self.space, start, counts, self.box, self.options.min_class_size, states
             ),
         )
 
