@@ -213,7 +213,7 @@ def run_one(pmf: Pmf, method: str, n: int, seed: int) -> dict[str, object]:
         "information_input_nats": found.information_input_nats,
         "merged_share": float(found.record_flags().mean()),
         "breach_in_sample": found.breach_in_sample,
-        "rung": [found.rung.confidence, found.rung.budget],
+        "rung": [found.rung.confidence, found.rung.budget, found.rung.kept_share],
         "rungs_tried": len(found.tried),
     }  # fmt: skip
 

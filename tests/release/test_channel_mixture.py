@@ -8,6 +8,7 @@ from scipy import sparse
 
 from privwatch.release.cells import CountTable, LiftBox
 from privwatch.release.heldout import HeldOut, HeldOutModel, estimate_channel_breach
+from privwatch.release.heldout._channel import SHARE_DRAWS, _draws
 
 
 def _table(seed: int) -> CountTable:
@@ -85,3 +86,20 @@ def test_a_star_of_unseen_mass_only_is_as_uncertain_as_the_singletons_it_is_read
     p, size, _, _ = _Symbols(model, w, 200).point(vm, value.bounds)
     assert size[200] == 20.0
     assert 0.01 < p[200] < 0.99
+
+
+def test_symbols_drawn_from_one_joint_draw_break_together() -> None:
+    # two symbols of 100 records, each breaking with probability 1/2, in the same joint draws
+    # (twins of the same tuples): the breach share is about 0 or 1, never about 1/2 as with
+    # independent draws (before: the interval of symbols sharing tuples was too narrow,
+    # BENCHMARKS.md, #41 item 6, seventh session); a third symbol, not joint, stays Bernoulli
+    rng = np.random.default_rng(0)
+    col = rng.random(SHARE_DRAWS) < 0.5
+    breaks = np.stack([col, col])[None]
+    p = np.array([[0.5, 0.5, 0.0]])
+    size = np.array([100.0, 100.0, 1e-9])
+    share = _draws(p, size, 2000, rng, (np.array([0, 1]), breaks))
+    assert 0.4 < (share > 0.5).mean() < 0.6
+    assert ((share < 0.05) | (share > 0.95)).all()
+    free = _draws(p, size, 2000, rng, (np.zeros(0, dtype=np.int64), breaks[:, :0]))
+    assert ((free > 0.3) & (free < 0.7)).mean() > 0.4  # independent: one of two, half the time

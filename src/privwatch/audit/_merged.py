@@ -110,6 +110,12 @@ def _words(name: str, m: Measured, found: MergedRelease) -> str:
             if found.rung.budget
             else ""
         )
+        + (
+            f"; no rung being met, only the tuples the held-out model judges safest, within "
+            f"{found.rung.kept_share:.1%} of the records that rung kept, are released"
+            if found.rung.kept_share < 1
+            else ""
+        )
         + f". {explain_protection(rows, m.sensitive, found.epsilon, found.disclosure)}"
     )
     held = found.held

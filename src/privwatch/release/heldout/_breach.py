@@ -194,6 +194,12 @@ class BreachCheck:
         self.estimate = float((size * p_cell).sum() / size.sum())
         self._parts = (table, box, model, values, fitted, unseen_mass, ev, per_value, p_cell, size)
 
+    @property
+    def cell_breach(self) -> FloatArray:
+        """Per cell, P_c: the posterior probability that it breaks epsilon under the fitted
+        prior (the point estimate's terms; the suppressed cell's includes the unseen mass)."""
+        return np.array(self._parts[8], dtype=float)
+
     def figures(
         self,
         folds: list[tuple[IntArray, int]],

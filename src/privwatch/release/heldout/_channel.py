@@ -24,9 +24,12 @@ so symbols far inside the box's lower edge were counted half breaking (BENCHMARK
 item 6, fourth pass). The interval draws, as :func:`~._breach.estimate_breach`,
 the prior family, G and p(s) (:data:`~._verdict.REPLICATES` replicates), each symbol breaking
 with its probability, and the symbol masses from their Dirichlet: :data:`~._verdict.DRAWS`
-draws, 2.5 % and 97.5 % quantiles. One approximation more than for cells: symbols that share a
-tuple are drawn independently (their shares are positively correlated through it), which can
-narrow the interval; the calibration benchmark measures its coverage.
+draws, 2.5 % and 97.5 % quantiles. Symbols that share a tuple break together or not (their
+shares are positively correlated through it; drawn independently, the interval was too narrow
+on both sides: BENCHMARKS.md, #41 item 6, seventh session): a symbol of several tuples, and a
+one-tuple symbol whose tuple also feeds one, is drawn in each Monte Carlo draw from one column
+of the same SHARE_DRAWS joint draws of the tuples' shares (per replicate); the other symbols
+are independent Bernoulli draws of their P(breaks).
 """
 
 from __future__ import annotations
@@ -41,7 +44,6 @@ from ._breach import HeldOut, _unseen_mass, _worst
 from ._evaluation import (
     DECIDED,
     _beta_share,
-    _share_draws,
     beta_outside,
     seen_once,
     unseen_share,
@@ -94,6 +96,14 @@ class _Symbols:
         wm = sparse.csr_array(w[:, self.multi])
         self.mixed = np.flatnonzero(np.diff(wm.indptr) > 0)  # positions in rows
         self.w_multi = sparse.csr_array(wm[self.mixed])
+        # one-tuple symbols whose tuple also feeds a symbol of several: drawn jointly with them
+        at = np.full(len(self.rows), -1, dtype=np.int64)
+        at[self.mixed] = np.arange(len(self.mixed))
+        lone_at = at[w.indices[w.indptr[lone]]] if len(lone) else np.zeros(0, dtype=np.int64)
+        self.lone_joint = lone[lone_at >= 0]
+        self.lone_joint_at = lone_at[lone_at >= 0]
+        #: the symbols drawn jointly (rows of :meth:`joint_outside`'s matrix)
+        self.joint = np.concatenate([self.multi, self.lone_joint]).astype(np.int64)
 
     def mixed_outside(
         self, vm: ValueModel, alpha: FloatArray, eta: FloatArray, bounds: tuple[float, float]
@@ -103,6 +113,16 @@ class _Symbols:
         docstring); ``eta`` of the tuple rows ``self.rows``."""
         if not len(self.multi):
             return np.zeros(0)
+        return np.asarray(self.joint_outside(vm, alpha, eta, bounds)[: len(self.multi)].mean(1))
+
+    def joint_outside(
+        self, vm: ValueModel, alpha: FloatArray, eta: FloatArray, bounds: tuple[float, float]
+    ) -> NDArray[np.bool_]:
+        """Per joint draw (columns, SHARE_DRAWS), whether each symbol of :attr:`joint` (rows:
+        those of several tuples, then the one-tuple symbols of a tuple they share) has its
+        share outside ``bounds``."""
+        if not len(self.multi):
+            return np.zeros((0, SHARE_DRAWS), dtype=bool)
         m = self.model
         pos = self.mixed
         rows = self.rows[pos]
@@ -114,9 +134,9 @@ class _Symbols:
         if len(at_star) and self.unseen > 0:
             n_c[at_star] += self.unseen
             num[at_star] += self.unseen * _unseen_share_draws(self._extra_moments, vm.column)
-        share = num / np.maximum(n_c, 1e-300)[:, None]
+        share = np.concatenate([num / np.maximum(n_c, 1e-300)[:, None], theta[self.lone_joint_at]])
         lo, hi = bounds
-        return np.asarray(((share < lo) | (share > hi)).mean(1), dtype=float)
+        return np.asarray((share < lo) | (share > hi), dtype=bool)
 
     def _extra(self, mean: FloatArray, var: FloatArray) -> tuple[float, float]:
         """The unseen pseudo-tuple's share (:func:`~._evaluation.unseen_share`, as for cells)
@@ -147,12 +167,15 @@ class _Symbols:
 
     def replicates(
         self, fitted: list[ValueModel], box: LiftBox, priors: list[FloatArray]
-    ) -> FloatArray:
-        """P(symbol breaks) under each replicate of the prior and p(s) (replicates x symbols)."""
+    ) -> tuple[FloatArray, NDArray[np.bool_]]:
+        """P(symbol breaks) under each replicate of the prior and p(s) (replicates x symbols),
+        and whether the symbols of :attr:`joint` break in each joint draw (replicates x joint
+        symbols x SHARE_DRAWS; every modelled value)."""
         m, rows = self.model, self.rows
         bounds = [value_bounds(box, p) for p in priors]
         n_sym = self.w.shape[1]
         miss = np.ones((len(priors), n_sym))
+        kept = np.ones((len(priors), len(self.joint), SHARE_DRAWS), dtype=bool)
         lone_pos = np.searchsorted(rows, self.lone_row)
         for j, vm in enumerate(fitted):
             k = m.x[:, vm.column]
@@ -167,10 +190,12 @@ class _Symbols:
                     self._extra_moments = self._extra_of_rows(mean[:, i], var[:, i])
                     a, b, _ = self.beta(mean[:, i], var[:, i])
                     p = beta_outside(a, b, b_r[i])
-                    p[self.multi] = self.mixed_outside(vm, alphas[i], eta, b_r[i])
+                    joint = self.joint_outside(vm, alphas[i], eta, b_r[i])
+                    kept[r] &= ~joint
+                    p[self.multi] = joint[: len(self.multi)].mean(1)
                     p[self.lone] = out[lone_pos, i]
                     miss[r] *= 1.0 - p
-        return 1.0 - miss
+        return 1.0 - miss, ~kept
 
     def _extra_of_rows(self, mean_rows: FloatArray, var_rows: FloatArray) -> tuple[float, float]:
         mean, var = np.zeros(len(self.model.n)), np.zeros(len(self.model.n))
@@ -246,8 +271,12 @@ def estimate_channel_breach(
     live = size > 0
     estimate = float((size * p_sym)[live].sum() / size[live].sum())
     priors = [p @ box.projection for p in model.prior_draws(replicates)]
-    p_rep = sym.replicates(fitted, box, priors) if priors else p_sym[None]
-    sample = _draws(p_rep, size, draws, rng)
+    if priors:
+        p_rep, joint = sym.replicates(fitted, box, priors)
+        sample = _draws(p_rep, size, draws, rng, (sym.joint, joint))
+    else:
+        none = (np.zeros(0, dtype=np.int64), np.zeros((1, 0, SHARE_DRAWS), dtype=bool))
+        sample = _draws(p_sym[None], size, draws, rng, none)
     lo, hi = (float(np.quantile(sample, q, method="inverted_cdf")) for q in (0.025, 0.975))
     trimmed = [(p[live], s[live], a[live], b[live]) for p, s, a, b in per_value]
     worst, worst_ci = _worst(values, trimmed, box)
@@ -270,20 +299,37 @@ def estimate_channel_breach(
     )
 
 
-def _draws(p_rep: FloatArray, size: FloatArray, draws: int, rng: np.random.Generator) -> FloatArray:
-    """Draws of the breach share: per replicate, symbols decided (P within DECIDED of 0 or 1)
-    summed, the others Bernoulli, then the Beta of the Dirichlet's aggregation."""
+def _draws(
+    p_rep: FloatArray,
+    size: FloatArray,
+    draws: int,
+    rng: np.random.Generator,
+    joint: tuple[IntArray, NDArray[np.bool_]],
+) -> FloatArray:
+    """Draws of the breach share: per replicate, the symbols drawn jointly (``joint``: their
+    indices, and per replicate whether each breaks in each joint draw) from one random joint
+    draw each, of the others those decided (P within DECIDED of 0 or 1) summed, the rest
+    Bernoulli; then the Beta of the Dirichlet's aggregation."""
     live = size > 0
+    idx, breaks = joint
+    free = live.copy()
+    free[idx] = False
+    s_joint = size[idx]
     per = -(-max(draws, 1) // len(p_rep))
     out = []
-    for p in p_rep:
-        sure = live & (p >= 1 - DECIDED)
-        open_ = live & ~sure & (p > DECIDED)
-        rest = float(size[live & ~sure & ~open_].sum())
-        if not open_.any():
-            out.append(_beta_share(np.full(per, size[sure].sum()), np.full(per, rest), rng))
-            continue
-        out.append(_share_draws(p[open_], size[open_], float(size[sure].sum()), rest, per, rng))
+    for r, p in enumerate(p_rep):
+        sure = free & (p >= 1 - DECIDED)
+        open_ = free & ~sure & (p > DECIDED)
+        rest = float(size[free & ~sure & ~open_].sum())
+        hit = np.zeros(per)
+        if len(idx):
+            hit = s_joint @ breaks[r][:, rng.integers(0, breaks.shape[2], per)]
+        s_open = size[open_]
+        if open_.any():
+            hit = hit + (rng.random((per, len(s_open))) < p[open_]) @ s_open
+        a = hit + float(size[sure].sum())
+        b = float(s_joint.sum() + s_open.sum()) - hit + rest
+        out.append(_beta_share(a, b, rng))
     return np.concatenate(out)[:draws]
 
 

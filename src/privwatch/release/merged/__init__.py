@@ -7,7 +7,8 @@ held-out verdict of the search.
 - ``_partition.py``: which tuples are flagged at epsilon (plug-in, or with a credible margin),
   and the greedy exemption of Sadeghi et al. Alg. 1 within a breach budget;
 - ``_ladder.py``: :func:`merge_to_pass`, the partition walked up a ladder of margins until
-  its held-out verdict is met, and :class:`MergedRelease`, what it found.
+  its held-out verdict is met (then, when no rung is, a rung's kept set narrowed to its
+  safest tuples, :data:`KEPT_SHARES`), and :class:`MergedRelease`, what it found.
 
 A partition of the tuples into kept tuples (one released cell each) and the merged cell
 (``*`` in every column, which also receives every tuple never seen) is a deterministic map
@@ -15,11 +16,12 @@ observed tuple -> released cell, so the held-out check of the search applies to 
 (:func:`~privwatch.release.heldout.estimate_breach` for given cells).
 """
 
-from ._ladder import MergedRelease, Rung, merge_to_pass, rungs
+from ._ladder import KEPT_SHARES, MergedRelease, Rung, merge_to_pass, rungs
 from ._partition import cells_of, flag_tuples, relaxed_keep
 from ._units import TupleUnits
 
 __all__ = [
+    "KEPT_SHARES",
     "MergedRelease",
     "Rung",
     "TupleUnits",

@@ -10,8 +10,23 @@ given cells) and judged by the one verdict rule
 interval's upper end above the tolerance). While it is not met, the next rung is tried:
 the relaxed watchdog first halves, then drops its exemption budget, then the flags take the
 next credible margin (:data:`~privwatch.release.search.MARGINS`), as the search's margin
-ladder does. The first rung met is returned; when none is, the last one tried (the most
-protective), not met, with every rung's figures in ``tried`` for the alternatives.
+ladder does. The first rung met is returned.
+
+When no rung is met, the most protective rung that still keeps something, then the first rung
+(the plug-in flags: the most tuples kept), is **narrowed** (:data:`KEPT_SHARES`, halved in
+turn): only its safest kept tuples, within that share of its kept records, are released, the
+rest merged too. A margin flags every tuple too small to show its shares credibly within the
+box, so on a rare value (a 1 % share, two-sided: its lower face needs hundreds of records) the
+margin after an inconclusive rung often merges everything, a release that keeps nothing, though
+a smaller kept set is met: where the prior's replicates disagree on a rare value's spread, every
+kept tuple may break together in some replicate, and the interval's upper end is then about
+the kept share whatever the tuples' counts. The kept tuples are taken in the order of the
+held-out model's posterior probability P_x that the tuple breaks epsilon under the fitted prior
+(:attr:`~privwatch.release.heldout.BreachCheck.cell_breach`, to 0.001), then of size (larger
+first: a tuple of n records is known to 1/sqrt(n)), a tuple that does not fit passed over. The
+narrowed release is judged by the same held-out check as every rung (its interval drawn over
+the prior's replicates). When none is met either, the last rung of the ladder is returned (the
+most protective), not met, with every rung's figures in ``tried`` for the alternatives.
 """
 
 from __future__ import annotations
@@ -23,12 +38,19 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..cells import LiftBox, cell_counts, entropy_of_sizes, table_protection
-from ..heldout import NOTHING_KEPT, HeldOut, estimate_breach, held_out_verdict, not_met_reasons
+from ..heldout import (
+    NOTHING_KEPT,
+    BreachCheck,
+    HeldOut,
+    estimate_breach,
+    held_out_verdict,
+    not_met_reasons,
+)
 from ..search import MARGINS
 from ._partition import cells_of, flag_tuples, relaxed_keep
 from ._units import TupleUnits
 
-__all__ = ["BUDGET_SHARES", "MergedRelease", "Rung", "merge_to_pass", "rungs"]
+__all__ = ["BUDGET_SHARES", "KEPT_SHARES", "MergedRelease", "Rung", "merge_to_pass", "rungs"]
 
 BoolArray = NDArray[np.bool_]
 
@@ -36,15 +58,20 @@ BoolArray = NDArray[np.bool_]
 #: margin: the exempted tuples break in-sample, and the kept ones may break on fresh records, so
 #: the whole of delta spent in-sample can leave the held-out interval above delta.
 BUDGET_SHARES = (1.0, 0.5, 0.0)
+#: Shares of the kept records a narrowed rung keeps (its safest tuples), tried in turn when no
+#: rung of the ladder is met (module docstring): halved down to 1/64.
+KEPT_SHARES = tuple(0.5**k for k in range(1, 7))
 
 
 @dataclass(frozen=True)
 class Rung:
-    """One partition's settings: the flags' credible ``confidence`` (None: plug-in) and the
-    share of records the exemptions may breach in-sample (``budget``; 0: the watchdog)."""
+    """One partition's settings: the flags' credible ``confidence`` (None: plug-in), the
+    share of records the exemptions may breach in-sample (``budget``; 0: the watchdog) and the
+    share of the kept records released (``kept_share``: the largest tuples; 1: all)."""
 
     confidence: float | None
     budget: float
+    kept_share: float = 1.0
 
 
 def rungs(delta: float | None) -> list[Rung]:
@@ -181,6 +208,7 @@ def _figures(found: MergedRelease) -> dict[str, Any]:
     return {
         "confidence": found.rung.confidence,
         "budget": found.rung.budget,
+        **({} if found.rung.kept_share >= 1 else {"kept_share": found.rung.kept_share}),
         "information_nats": found.information_nats,
         "merged_records": int(found.record_flags().sum()),
         "breach_in_sample": found.breach_in_sample,
@@ -211,6 +239,7 @@ def merge_to_pass(
     tried: list[dict[str, Any]] = []
     seen: set[bytes] = set()
     found: MergedRelease | None = None
+    kept: list[MergedRelease] = []  # the rungs judged that keep something, in order
     for rung in rungs(delta) if aim else rungs(delta)[:1]:
         keep = _keep(units, rung, request, epsilon_max)
         if keep.tobytes() in seen:
@@ -220,5 +249,42 @@ def merge_to_pass(
         tried.append(_figures(found))
         if found.satisfied or found.information_nats <= NOTHING_KEPT:
             break
+        kept.append(found)
     assert found is not None
+    if not aim or found.satisfied or not kept:
+        return replace(found, tried=tried)
+    plain = units.box(request.epsilon, request.disclosure)
+    for pool in (kept[-1], kept[0]) if len(kept) > 1 else (kept[0],):
+        cell_of, n_cells, star = cells_of(pool.keep)
+        p_tuple = BreachCheck(units.table, plain, (cell_of, n_cells, star)).cell_breach[cell_of]
+        for share in KEPT_SHARES:
+            keep = _safest(units, pool.keep, p_tuple, share)
+            if not keep.any():
+                break
+            if keep.tobytes() in seen:
+                continue
+            seen.add(keep.tobytes())
+            narrowed = _judge(units, keep, replace(pool.rung, kept_share=share), request,
+                              tolerance, rng)  # fmt: skip
+            tried.append(_figures(narrowed))
+            if narrowed.satisfied:
+                return replace(narrowed, tried=tried)
     return replace(found, tried=tried)
+
+
+def _safest(
+    units: TupleUnits, keep: BoolArray, p_tuple: NDArray[np.float64], share: float
+) -> BoolArray:
+    """The tuples of ``keep`` taken in the order of ``p_tuple`` (to 0.001, lowest first), then
+    size (largest first), then row, each while the records taken stay within ``share`` of
+    those ``keep`` holds (one that would not fit is passed over)."""
+    size = units.table.total().sum(1)
+    rows = np.flatnonzero(keep)
+    rows = rows[np.lexsort((-size[rows], np.round(p_tuple[rows], 3)))]
+    room = share * float(size[rows].sum()) + 1e-9
+    out = np.zeros_like(keep)
+    for x in rows.tolist():
+        if size[x] <= room:
+            out[x] = True
+            room -= float(size[x])
+    return out
