@@ -133,3 +133,16 @@ def test_searches_refused_at_every_level_give_the_fresh_ones(
         assert n_got > 1
     assert walked[0] > 1
     assert [w > 1 for w in walked[1:]] == walked_again  # else the top node alone
+
+
+def test_beta_of_cells_without_rows_keeps_the_pseudo_tuples_moments() -> None:
+    # only the unseen pseudo-tuple (no kept rows): its Beta has its mean and variance; numpy's
+    # bincount of no rows is integer zeros, which once cast the pseudo-tuple's sums to integers
+    empty = np.zeros(0)
+    a, b, n = beta_of_cells(
+        empty, empty, empty, np.zeros(0, dtype=np.int64), 2, extra=(1, 40.0, 0.03, 1e-4)
+    )
+    assert n[1] == 40.0
+    assert a[1] / (a[1] + b[1]) == pytest.approx(0.03, rel=1e-9)
+    var = a[1] * b[1] / ((a[1] + b[1]) ** 2 * (a[1] + b[1] + 1))
+    assert var == pytest.approx(1e-4, rel=1e-9)

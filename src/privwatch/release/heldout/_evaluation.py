@@ -119,9 +119,11 @@ def beta_of_cells(
     ``extra`` = (cell, mass, mean, var) adds a pseudo-tuple of that mass whose share has that
     posterior mean and variance (the mass of tuples never seen, released in the suppressed
     cell)."""
+    # float sums even without rows: numpy's bincount of no rows is integer zeros even with
+    # weights, and the unseen pseudo-tuple's sums added to them would be cast to integers
     n_c = np.bincount(cell_of, weights=size, minlength=n_cells).astype(float)
-    m_c = np.bincount(cell_of, weights=size * mean, minlength=n_cells)
-    v_c = np.bincount(cell_of, weights=size**2 * var, minlength=n_cells)
+    m_c = np.bincount(cell_of, weights=size * mean, minlength=n_cells).astype(float)
+    v_c = np.bincount(cell_of, weights=size**2 * var, minlength=n_cells).astype(float)
     if extra is not None:
         c, mass, m_extra, v_extra = extra
         n_c[c] += mass
@@ -147,8 +149,7 @@ def _betas_of_cells(
     replicate ``i`` with ``extras[i]``, at the ``cells`` only (cells x replicates): one
     bincount of (cell, replicate) bins for all replicates, each bin's rows added in row order
     as in :func:`beta_of_cells`, and the same elementwise steps, so the same bits. Without
-    rows, :func:`beta_of_cells` itself (numpy's bincount of no rows is integer zeros even with
-    weights, and the unseen pseudo-tuple's sums are then cast to integers: kept as they are)."""
+    rows, :func:`beta_of_cells` itself (only the unseen pseudo-tuple: no bins to add)."""
     n_rep = mean.shape[1]
     if not len(cell_of):
         pairs = [
