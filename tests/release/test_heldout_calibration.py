@@ -14,7 +14,8 @@ from privwatch.release.cells import CountTable, LiftBox
 from privwatch.release.heldout import HeldOut, HeldOutModel, estimate_breach
 from privwatch.release.heldout import _posterior as heldout_post
 from privwatch.release.heldout import _prior as eb
-from privwatch.release.heldout._evaluation import beta_of_cells, beta_outside, values_of
+from privwatch.release.heldout._beta_match import beta_of_cells, beta_outside
+from privwatch.release.heldout._evaluation import values_of
 from privwatch.release.heldout._posterior import posteriors
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from privwatch.release.cells import CountTable, LiftBox
-from privwatch.release.heldout._evaluation import _betas_of_cells, beta_of_cells
+from privwatch.release.heldout._beta_match import beta_of_cells, betas_of_cells
 from privwatch.release.hierarchies import auto_hierarchy
 from privwatch.release.search import _lattice, _local_recoding
 from privwatch.release.search._global_recoding import ReleaseSpace
@@ -36,7 +36,7 @@ def test_betas_of_all_replicates_are_each_replicates_bits() -> None:
             )
             for _ in range(reps)
         ]
-        a, b = _betas_of_cells(mean, var, size, cell_of, n_cells, extras, cells)
+        a, b = betas_of_cells(mean, var, size, cell_of, n_cells, extras, cells)
         for i in range(reps):
             want_a, want_b, _ = beta_of_cells(
                 mean[:, i], var[:, i], size, cell_of, n_cells, extras[i]

@@ -40,16 +40,9 @@ from scipy import sparse
 from scipy.special import expit
 
 from ..cells import CountTable, LiftBox
+from ._beta_match import beta_outside, seen_once, unseen_share
 from ._breach import HeldOut, _unseen_mass, _worst
-from ._evaluation import (
-    DECIDED,
-    _beta_share,
-    beta_outside,
-    seen_once,
-    unseen_share,
-    value_bounds,
-    values_of,
-)
+from ._evaluation import DECIDED, _beta_share, value_bounds, values_of
 from ._model import HeldOutModel, ValueModel
 from ._posterior import posteriors
 from ._prior import GRID, STEP, grid_log_likelihood, log_prior, stratum_of
