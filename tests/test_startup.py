@@ -1,7 +1,7 @@
 """The command line starts without the heavy libraries it does not need (docs/architecture.md,
 "Start-up cost"): an audit on an engine's route fits no learned model, so importing the command
 line, and auditing a Parquet file on DuckDB with the plug-in counts, must not import
-scikit-learn, ``scipy.stats`` or PyTorch (about a second of CPU on the 2-core machine)."""
+scikit-learn, ``scipy.stats`` or PyTorch (about 0.5 s of CPU on the 2-core machine)."""
 
 from __future__ import annotations
 
