@@ -8,8 +8,9 @@ Every name is imported on first use (PEP 562): the learned families load scikit-
 PyTorch, about a second and more that a command fitting nothing (an audit on an engine's route)
 should not pay at start-up."""
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ._auto import AutoLift, make_lift_estimator, posterior_log_loss
@@ -100,16 +101,4 @@ __all__ = [
     "record_breach",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """An exported name, imported from its module on first use and kept."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)

@@ -7,8 +7,9 @@ curve. On a table: :class:`Watchdog`.
 Every name is imported on first use (PEP 562), so that importing the package costs only what is
 used (scikit-learn and PyTorch load only with the learned families)."""
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ._bounds import OptimalEpsilon, gamma_bound, optimal_epsilon
@@ -88,16 +89,4 @@ __all__ = [
     "watchdog_utility",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """An exported name, imported from its module on first use and kept."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _WHERE, __all__)
