@@ -8,13 +8,11 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-import pandas as pd
 import pytest
 
-from privwatch.release.cells import CountTable, LiftBox, cell_counts, row_sums
-from privwatch.release.hierarchies import auto_hierarchy
-from privwatch.release.search._global_recoding import ReleaseSpace
+from privwatch.release.cells import LiftBox, cell_counts, row_sums
 from privwatch.release.search._lattice import evaluate_node, search_global
+from tests.release._cases import logistic_space
 
 LEVELS = (None, 0.9, 0.95, 0.975, 0.99)
 
@@ -55,19 +53,6 @@ def test_row_sums_give_numpys_bits() -> None:
     assert np.array_equal(row_sums(cube), cube.sum(-1))
 
 
-def _space(seed: int) -> tuple[ReleaseSpace, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    n = 3000
-    df = pd.DataFrame(
-        {"a": rng.integers(0, 8, n), "b": rng.choice(list("pqrstu"), n), "c": rng.integers(0, 5, n)}
-    )
-    logit = 0.5 * df["a"] - 2.0 + (df["b"] == "p") * 1.5
-    df["s"] = np.where(rng.random(n) < 1 / (1 + np.exp(-logit)), "yes", "no")
-    hier = {c: auto_hierarchy(df[c], c) for c in "abc"}
-    table, _ = CountTable.from_frame(df, ["s"], list("abc"), hier)
-    return ReleaseSpace(table, hier), table.total()
-
-
 def _summary(result: object) -> tuple[object, ...]:
     if result is None:
         return (None,)
@@ -82,12 +67,12 @@ def _summary(result: object) -> tuple[object, ...]:
 def test_remembered_node_tests_give_the_fresh_search(disclosure: str) -> None:
     """One space searched at every margin and suppression limit in a row (its masks carried)
     gives, node by node, the masks and releases a fresh space gives each search."""
-    shared, total = _space(1)
+    shared, total = logistic_space(1, 3000)
     nodes = list(itertools.product(*[range(int(k)) for k in shared.n_levels]))
     released = carried = 0
     for q, sup in itertools.product((None, 0.95, 0.9, 0.99, 0.975), (0.05, 0.2)):
         box = LiftBox(total.sum(0), shared.table.marginals(), 0.5, disclosure, q)
-        fresh, _ = _space(1)
+        fresh, _ = logistic_space(1, 3000)
         a, ea = search_global(shared, total, box, sup)
         b, eb = search_global(fresh, total, box, sup)
         assert (_summary(a), ea) == (_summary(b), eb)
@@ -108,7 +93,7 @@ def test_remembered_node_tests_give_the_fresh_search(disclosure: str) -> None:
 def test_remembered_node_counts_follow_the_counts() -> None:
     """A node's cell counts, sizes and bound are remembered per counts: one space evaluating
     its nodes under two different count arrays in turn gives what a fresh space gives."""
-    shared, total = _space(2)
+    shared, total = logistic_space(2, 3000)
     table = shared.table
     box = LiftBox(total.sum(0), table.marginals(), 0.5, "both", None)
     nodes = list(itertools.product(*[range(int(k)) for k in shared.n_levels]))
@@ -116,7 +101,7 @@ def test_remembered_node_counts_follow_the_counts() -> None:
     assert not np.array_equal(train, total)
     for _ in range(2):
         for counts, key in ((total, "all"), (train, "train")):
-            fresh, _ = _space(2)
+            fresh, _ = logistic_space(2, 3000)
             for node in nodes:
                 got = evaluate_node(shared, node, counts, box, 0.05, counts_key=key)
                 want = evaluate_node(fresh, node, counts, box, 0.05)
@@ -128,7 +113,7 @@ def test_node_counts_rolled_up_from_a_finer_node_are_the_fresh_sums() -> None:
     """A node's cell counts rolled up from a kept finer node (one level down in one column)
     are, bit for bit, the sums over its tuple rows; the roll-up is taken once the finer node is
     kept, and not before."""
-    shared, total = _space(3)
+    shared, total = logistic_space(3, 3000)
     box = LiftBox(total.sum(0), shared.table.marginals(), 0.5, "both", None)
     nodes = list(itertools.product(*[range(int(k)) for k in shared.n_levels]))
     assert shared.memo.finer_counts(nodes[-1], "k") is None
@@ -142,6 +127,6 @@ def test_node_counts_rolled_up_from_a_finer_node_are_the_fresh_sums() -> None:
         cell_of, n_cells = shared.node_cells(node)
         want = cell_counts(cell_of, n_cells, total)
         assert ct.tobytes() == want.tobytes() and sizes.tobytes() == row_sums(want).tobytes()
-        fresh, _ = _space(3)
+        fresh, _ = logistic_space(3, 3000)
         assert evaluate_node(fresh, node, total, box, 0.05)[0] == bound
     assert rolled == len(nodes) - 1  # all but the finest node

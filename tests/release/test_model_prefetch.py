@@ -9,15 +9,8 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
-from privwatch.release.cells import CountTable
 from privwatch.release.heldout import _model
-
-
-def _table(rng: np.random.Generator) -> CountTable:
-    codes = np.unique(np.stack([rng.integers(0, 6, 900), rng.integers(0, 5, 900)], axis=1), axis=0)
-    records = rng.integers(1, 9, (len(codes), 4))  # per tuple and fold
-    counts = rng.multinomial(records, np.array([0.6, 0.3, 0.1])).transpose(0, 2, 1)
-    return CountTable(("x", "y"), ("s",), codes, counts.astype(float), [("a",), ("b",), ("c",)])
+from tests.release._cases import assert_same_fits, fold_table
 
 
 def _blas_threads() -> list[int]:
@@ -25,7 +18,7 @@ def _blas_threads() -> list[int]:
 
 
 def test_prefetched_values_and_draws_are_those_fitted_on_demand() -> None:
-    table = _table(np.random.default_rng(3))
+    table = fold_table(np.random.default_rng(3))
     wanted = [(c, float(p)) for c, p in enumerate(table.total().sum(0) / table.total().sum())]
     plain = _model.HeldOutModel(table, np.eye(3))
     with _model.one_blas_thread():
@@ -36,15 +29,7 @@ def test_prefetched_values_and_draws_are_those_fitted_on_demand() -> None:
     with _model.one_blas_thread():
         ahead = [(vm, early.draws(vm, 20)) for vm in early.values(wanted)]
     assert not early._pending
-    for (a, da), (b, db) in zip(asked, ahead, strict=True):
-        assert a.column == b.column
-        for x, y in ((a.fitted.alpha, b.fitted.alpha), (a.fitted.eta, b.fitted.eta),
-                     (a.scores, b.scores), (a.mean, b.mean), (a.var, b.var)):  # fmt: skip
-            np.testing.assert_array_equal(x, y)
-        assert [d[0] for d in da] == [d[0] for d in db]
-        for (_, x), (_, y) in zip(da, db, strict=True):
-            np.testing.assert_array_equal(x, y)
-        assert a.rng.random() == b.rng.random()  # the draws went on from the same state
+    assert_same_fits(asked, ahead)
 
 
 def test_one_blas_thread_is_held_while_any_thread_is_inside() -> None:

@@ -6,16 +6,15 @@ give, bit for bit, what is computed afresh."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 
-from privwatch.release.cells import CountTable, LiftBox
+from privwatch.release.cells import LiftBox
 from privwatch.release.heldout._beta_match import beta_of_cells, betas_of_cells
-from privwatch.release.hierarchies import auto_hierarchy
 from privwatch.release.search import _lattice, _local_recoding
 from privwatch.release.search._global_recoding import ReleaseSpace
 from privwatch.release.search._lattice import search_global
 from privwatch.release.search._local_recoding import refine_locally
+from tests.release._cases import logistic_space
 
 
 def test_betas_of_all_replicates_are_each_replicates_bits() -> None:
@@ -45,19 +44,6 @@ def test_betas_of_all_replicates_are_each_replicates_bits() -> None:
             assert want_b[cells].tobytes() == b[:, i].tobytes()
 
 
-def _space(seed: int) -> tuple[ReleaseSpace, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    n = 4000
-    df = pd.DataFrame(
-        {"a": rng.integers(0, 8, n), "b": rng.choice(list("pqrstu"), n), "c": rng.integers(0, 5, n)}
-    )
-    logit = 0.5 * df["a"] - 2.0 + (df["b"] == "p") * 1.5
-    df["s"] = np.where(rng.random(n) < 1 / (1 + np.exp(-logit)), "yes", "no")
-    hier = {c: auto_hierarchy(df[c], c) for c in "abc"}
-    table, _ = CountTable.from_frame(df, ["s"], list("abc"), hier)
-    return ReleaseSpace(table, hier), table.total()
-
-
 def _box(space: ReleaseSpace, total: np.ndarray, eps: float, q: float | None) -> LiftBox:
     return LiftBox(total.sum(0), space.table.marginals(), eps, "both", q)
 
@@ -76,11 +62,11 @@ def test_refinements_sharing_states_give_the_fresh_plans(
         return children(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(_local_recoding, "_children", counted)
-    shared, total = _space(1)
+    shared, total = logistic_space(1, 4000)
     fresh_groupings = shared_groupings = 0
     plans = set()
     for eps, q in [(0.3, None), (0.3, 0.9), (0.3, 0.99), (0.15, None), (0.6, 0.95)]:
-        fresh, _ = _space(1)
+        fresh, _ = logistic_space(1, 4000)
         grouped[0] = 0
         want = refine_locally(fresh, fresh.root, total, _box(fresh, total, eps, q), min_class_size)
         fresh_groupings += grouped[0]
@@ -121,10 +107,10 @@ def test_searches_refused_at_every_level_give_the_fresh_ones(
         return evaluate(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(_lattice, "evaluate_node", counted)
-    shared, total = _space(2)
+    shared, total = logistic_space(2, 4000)
     walked = []
     for q in (None, 0.9, 0.95, 0.99):
-        fresh, _ = _space(2)
+        fresh, _ = logistic_space(2, 4000)
         want, n_want = search_global(fresh, total, _box(fresh, total, eps, q), 0.05)
         calls[0] = 0
         got, n_got = search_global(shared, total, _box(shared, total, eps, q), 0.05)

@@ -24,6 +24,7 @@ from privwatch.release.heldout._prior import (
     _likelihood,
     grid_log_likelihood,
 )
+from tests.release._cases import assert_same_fits, fold_table
 
 
 def _design(rng: np.random.Generator) -> tuple[np.ndarray, int]:
@@ -90,15 +91,6 @@ def test_bfgs_is_scipys_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
         np.testing.assert_array_equal(ours, theirs)
 
 
-def _table(rng: np.random.Generator) -> CountTable:
-    codes = np.stack([rng.integers(0, 6, 900), rng.integers(0, 5, 900)], axis=1)
-    codes = np.unique(codes, axis=0)
-    shares = np.array([0.6, 0.3, 0.1])
-    records = rng.integers(1, 9, (len(codes), 4))  # per tuple and fold
-    counts = rng.multinomial(records, shares).transpose(0, 2, 1)  # tuples x values x folds
-    return CountTable(("x", "y"), ("s",), codes, counts.astype(float), [("a",), ("b",), ("c",)])
-
-
 def _fit_all(
     table: CountTable, wanted: list[tuple[int, float]]
 ) -> list[tuple[_model.ValueModel, list[tuple[int, np.ndarray]]]]:
@@ -118,7 +110,7 @@ def test_values_and_draws_fitted_in_threads_are_those_of_one_thread(
             super().__init__(workers)
 
     monkeypatch.setattr(_model, "ThreadPoolExecutor", Spy)
-    table = _table(np.random.default_rng(2))
+    table = fold_table(np.random.default_rng(2))
     wanted = [(c, float(p)) for c, p in enumerate(table.total().sum(0) / table.total().sum())]
     with threadpool_limits(limits=blas, user_api="blas"):
         monkeypatch.setattr(_model, "FIT_THREADS", 1)
@@ -129,12 +121,4 @@ def test_values_and_draws_fitted_in_threads_are_those_of_one_thread(
         assert bool(pools) == _model._one_blas_thread()  # threads only on one BLAS thread
     if blas == 1:
         assert len(pools) == 4 and set(pools) == {2}  # the values, then each value's refits
-    for (a, da), (b, db) in zip(alone, together, strict=True):
-        assert a.column == b.column
-        for x, y in ((a.fitted.alpha, b.fitted.alpha), (a.fitted.eta, b.fitted.eta),
-                     (a.scores, b.scores), (a.mean, b.mean), (a.var, b.var)):  # fmt: skip
-            np.testing.assert_array_equal(x, y)
-        assert [d[0] for d in da] == [d[0] for d in db]
-        for (_, x), (_, y) in zip(da, db, strict=True):
-            np.testing.assert_array_equal(x, y)
-        assert a.rng.random() == b.rng.random()  # the draws go on from the same state
+    assert_same_fits(alone, together)
