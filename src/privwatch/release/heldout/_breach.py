@@ -77,8 +77,9 @@ from numpy.typing import NDArray
 from scipy.special import betaincinv
 
 from ..cells import CountTable, LiftBox, cell_counts
-from ._evaluation import Value, _Evaluation, values_of
-from ._model import HeldOutModel
+from ._evaluation import DECIDED, Value, _Evaluation, _share_draws, values_of
+from ._identified import gap_outside
+from ._model import HeldOutModel, ValueModel
 from ._verdict import DRAWS, REPLICATES, TOLERANCE, verdict_rule
 
 __all__ = ["BreachCheck", "HeldOut", "estimate_breach", "plugin_figures"]
@@ -114,6 +115,13 @@ class HeldOut:
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
+
+
+#: What the interval's description adds when the gap priors were adopted (:mod:`._identified`).
+GAP_NOTE = (
+    "; the records do not reject a prior with no mass inside the box (every tuple breaking), "
+    "so the upper end is at least the one-tuple cells' under it"
+)
 
 
 def _unseen_mass(n: FloatArray) -> float:
@@ -217,19 +225,66 @@ class BreachCheck:
         open_, sure = ev.undecided(fitted, box, priors, p_cell, size)
         sample = ev.draws(fitted, box, priors, (p_cell, size, open_, sure), draws, rng)
         lo, hi = (float(np.quantile(sample, q, method="inverted_cdf")) for q in (0.025, 0.975))
+        gap_hi = self._gap_upper(draws, rng)
         worst, worst_ci = _worst(values, per_value, box)
         return HeldOut(
             folds=table.counts.shape[2],
             n_records=n_held,
             breach_probability=estimate,
-            breach_probability_ci=(min(lo, estimate), max(hi, estimate)),
+            breach_probability_ci=(min(lo, estimate), max(hi, estimate, gap_hi or 0.0)),
             breach_probability_plugin=breach_plugin,
             max_log_lift=worst,
             max_log_lift_ci=worst_ci,
             max_log_lift_plugin=worst_plugin,
             unseen_share=unseen_mass / float(size.sum()),
             undecided_cells=int(open_.sum()),
+            **({} if gap_hi is None else {"interval": HeldOut.interval + GAP_NOTE}),
         )
+
+    def _gap_upper(self, draws: int, rng: np.random.Generator) -> float | None:
+        """:func:`gap_upper` of this release's one-tuple cells."""
+        _, _, model, values, fitted, _, ev, per_value, _, size = self._parts
+        rows = ev.rows
+        alone = rows[ev.single[ev.cell_of[rows]]]
+        lone = (ev.cell_of[alone], alone)
+        return gap_upper(model, values, fitted, [p for p, *_ in per_value], size, lone, draws, rng)
+
+
+def gap_upper(
+    model: HeldOutModel,
+    values: list[Value],
+    fitted: list[ValueModel],
+    p_values: list[FloatArray],
+    size: FloatArray,
+    lone: tuple[IntArray, IntArray],
+    draws: int,
+    rng: np.random.Generator,
+) -> float | None:
+    """The 97.5 % quantile of the breach share with the one-tuple cells' P_c (``lone``: the
+    cells, and their tuple rows) under the gap priors of the values whose records do not
+    reject them (:mod:`._identified`), the other cells' P_c as fitted (``p_values``: per value,
+    per cell), each cell breaking independently, the masses Dirichlet(records); None when no
+    value's records leave them possible (no draw is made: the figures are those of the fitted
+    model alone, to the bit)."""
+    cells, rows = lone
+    miss = np.ones(len(size))
+    adopted = False
+    for value, vm, p in zip(values, fitted, p_values, strict=True):
+        gap = vm.gap(model, value.bounds) if len(rows) else None
+        if gap is not None:
+            p = p.copy()
+            k, n, eta = model.x[rows, vm.column], model.n[rows], vm.fitted.eta[rows]
+            p[cells] = gap_outside(gap, k, n, eta, value.bounds)
+            adopted = True
+        miss *= 1.0 - p
+    if not adopted:
+        return None
+    p_gap, live = 1.0 - miss, size > 0
+    sure = live & (p_gap >= 1.0 - DECIDED)
+    open_ = live & ~sure & (p_gap > DECIDED)
+    rest = float(size[live & ~sure & ~open_].sum())
+    sample = _share_draws(p_gap[open_], size[open_], float(size[sure].sum()), rest, draws, rng)
+    return float(np.quantile(sample, 0.975, method="inverted_cdf"))
 
 
 def _worst(

@@ -41,7 +41,7 @@ from scipy.special import expit
 
 from ..cells import CountTable, LiftBox
 from ._beta_match import beta_outside, seen_once, unseen_share
-from ._breach import HeldOut, _unseen_mass, _worst
+from ._breach import GAP_NOTE, HeldOut, _unseen_mass, _worst, gap_upper
 from ._evaluation import DECIDED, _beta_share, value_bounds, values_of
 from ._model import HeldOutModel, ValueModel
 from ._posterior import posteriors
@@ -271,13 +271,16 @@ def estimate_channel_breach(
         none = (np.zeros(0, dtype=np.int64), np.zeros((1, 0, SHARE_DRAWS), dtype=bool))
         sample = _draws(p_sym[None], size, draws, rng, none)
     lo, hi = (float(np.quantile(sample, q, method="inverted_cdf")) for q in (0.025, 0.975))
+    lone = (sym.lone, sym.lone_row)
+    p_values = [r[0] for r in per_value]
+    gap_hi = gap_upper(model, values, fitted, p_values, size, lone, draws, rng)
     trimmed = [(p[live], s[live], a[live], b[live]) for p, s, a, b in per_value]
     worst, worst_ci = _worst(values, trimmed, box)
     return HeldOut(
         folds=table.counts.shape[2],
         n_records=table.n_records,
         breach_probability=estimate,
-        breach_probability_ci=(min(lo, estimate), max(hi, estimate)),
+        breach_probability_ci=(min(lo, estimate), max(hi, estimate, gap_hi or 0.0)),
         breach_probability_plugin=float("nan"),
         max_log_lift=worst,
         max_log_lift_ci=worst_ci,
@@ -286,7 +289,8 @@ def estimate_channel_breach(
             "95 % interval: symbols breaking drawn from their posteriors (channel-weighted "
             "mixtures of the tuples' posteriors under an empirical-Bayes prior refitted on "
             "bootstrap weights), symbol masses Dirichlet(records)"
-        ),
+        )
+        + ("" if gap_hi is None else GAP_NOTE),
         unseen_share=sym.unseen / float(size[live].sum()),
         undecided_cells=int(((p_sym > DECIDED) & (p_sym < 1 - DECIDED) & live).sum()),
     )

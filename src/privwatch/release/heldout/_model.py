@@ -44,6 +44,7 @@ from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]  
 
 from ..cells import CountTable
 from . import _prior as eb
+from ._identified import Gap, gap_prior
 from ._posterior import GridRows, posteriors
 
 __all__ = ["HeldOutModel", "ValueModel", "one_blas_thread"]
@@ -82,6 +83,8 @@ class ValueModel:
     draws: list[tuple[int, FloatArray]] = field(default_factory=list)  # (candidate, alpha)
     refits: dict[int, list[FloatArray]] = field(default_factory=dict)  # per candidate
     outside: dict[tuple[float, float], FloatArray] = field(default_factory=dict)  # per bounds
+    gaps: dict[tuple[float, float], Gap | None] = field(default_factory=dict)  # per bounds
+    plain: eb.Fitted | None = None  # the fitted family without main effects (:meth:`gap`)
 
     def out(self, model: HeldOutModel, bounds: tuple[float, float], rows: IntArray) -> FloatArray:
         """P(share outside ``bounds``) of the tuple ``rows`` under the fitted prior (kept per
@@ -93,6 +96,23 @@ class ValueModel:
             k, n = model.x[todo, self.column], model.n[todo]
             cache[todo] = posteriors(f.alpha, k, n, f.eta[todo], [bounds], model.grid_rows)[2][:, 0]
         return cache[rows]
+
+    def gap(self, model: HeldOutModel, bounds: tuple[float, float]) -> Gap | None:
+        """The gap priors of ``bounds`` when the records do not reject them, else None
+        (:func:`~._identified.gap_prior` of the fitted family, then, where it has main effects,
+        of the same prior without them; kept per bounds)."""
+        if bounds not in self.gaps:
+            gap = gap_prior(self.fitted, bounds)
+            cand = self.fitted.candidate
+            if gap is None and not np.isinf(cand.ridge):
+                if self.plain is None:  # not kept in ``full``: the draws' fits stay theirs
+                    k, n, codes = model.x[:, self.column], model.n, model.table.codes
+                    rng = np.random.default_rng([FIT_SEED, self.column, 1])
+                    plain = eb.Candidate(np.inf, cand.df, cand.penalty)
+                    self.plain = eb.fit_candidate(plain, k, n, codes, self.prior, rng)
+                gap = gap_prior(self.plain, bounds)
+            self.gaps[bounds] = gap
+        return self.gaps[bounds]
 
 
 class HeldOutModel:

@@ -96,7 +96,8 @@ STRATUM_PENALTY = max(c.penalty for c in PRIOR_CANDIDATES)
 class Fitted:
     """A candidate fitted to counts: eta per tuple row, the spline coefficients (``alpha[0]``
     the pooled G, ``alpha[1 + s]`` the G of size stratum s), and the distinct likelihood rows
-    (with their multiplicities and size strata) they were fitted on."""
+    (with their multiplicities, size strata, rounded eta and counts) they were fitted on, and
+    the value's share of records."""
 
     candidate: Candidate
     eta: FloatArray
@@ -104,6 +105,10 @@ class Fitted:
     lik: FloatArray
     mult: FloatArray
     stratum: IntArray
+    row_eta: FloatArray
+    row_k: FloatArray
+    row_n: FloatArray
+    prior: float
 
 
 def stratum_of(n: FloatArray) -> IntArray:
@@ -328,10 +333,11 @@ def fit_candidate(
     first, inverse = distinct(k[rows], n[rows], eta[rows], FIT_ETA_STEP)
     mult = np.bincount(inverse, minlength=len(first)).astype(float)
     r = rows[first]
-    lik = _likelihood(k[r], n[r], np.round(eta[r] / FIT_ETA_STEP) * FIT_ETA_STEP)
+    row_eta = np.round(eta[r] / FIT_ETA_STEP) * FIT_ETA_STEP
+    lik = _likelihood(k[r], n[r], row_eta)
     stratum = stratum_of(n[r])
     alpha = _fit_strata(lik, mult, stratum, candidate, start)
-    return Fitted(candidate, eta, alpha, lik, mult, stratum)
+    return Fitted(candidate, eta, alpha, lik, mult, stratum, row_eta, k[r], n[r], p)
 
 
 def _eta(
