@@ -75,3 +75,27 @@ def test_watchdog_keeps_tuples_that_break_and_the_interval_says_so(seed: int) ->
     n = units.table.total().sum(1)
     kept_share = float(n[found.keep].sum() / n.sum())
     assert held.breach_probability_ci[1] >= 0.8 * kept_share
+
+
+@pytest.mark.slow
+def test_randomized_release_one_tuple_symbols_are_judged_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from privwatch.release.heldout import _channel
+    from privwatch.release.randomized import randomize_release
+
+    frame = _gross_frame(3_000, 0)
+
+    def release():  # type: ignore[no-untyped-def]
+        done = randomize_release(frame, "s", ["c0", "c1", "c2"], EPSILON, folds=5, seed=0)
+        return done.held_out
+
+    guarded = release()
+    assert guarded is not None and guarded.interval.endswith(GAP_NOTE)
+    monkeypatch.setattr(_channel, "gap_upper", lambda *args: None)
+    plain = release()
+    assert plain is not None and not plain.interval.endswith(GAP_NOTE)
+    # the same release and draws; only the upper end rises, by the one-tuple symbols' breaches
+    assert guarded.breach_probability == plain.breach_probability
+    assert guarded.breach_probability_ci[0] == plain.breach_probability_ci[0]
+    assert guarded.breach_probability_ci[1] > plain.breach_probability_ci[1]

@@ -6,6 +6,9 @@ released cell that breaks epsilon, with a 95 % interval, and whether the release
 - ``_posterior.py``: the tuples' posteriors under one or several fitted priors;
 - ``_model.py``: :class:`HeldOutModel`, the model of one count table, fitted once and kept;
 - ``_evaluation.py``: one release's cells evaluated under the model, and the interval's draws;
+- ``_identified.py``: whether the records reject a prior with no mass inside the box (every
+  tuple breaking); where they do not, the interval's upper end also counts the one-tuple cells
+  under it;
 - ``_beta_match.py``: a released cell's posterior share as a Beta (moment matching, the unseen
   pseudo-tuple, the mass outside the box);
 - ``_breach.py``: :class:`HeldOut` (the figures) and :func:`estimate_breach` for given cells

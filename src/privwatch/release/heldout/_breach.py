@@ -38,7 +38,11 @@ free of the winner's curse. Then (:mod:`._evaluation`)
   (refitted on bootstrap weights of the tuples) and the population's p(s) (a Dirichlet draw:
   the box moves with it). Only cells not decided by a bound, under the fitted prior and under
   every replicate, are drawn; given the I_c the share
-  is one Beta variate, so the cost grows with the undecided cells, not cells x draws.
+  is one Beta variate, so the cost grows with the undecided cells, not cells x draws;
+- the interval's guard (:mod:`._identified`): where the records do not reject a prior with no
+  mass inside the box (every tuple breaking; a likelihood-ratio test against the fitted G),
+  the upper end is at least the 97.5 % quantile of the breach share with the one-tuple cells
+  judged under that prior (:func:`gap_upper`), and the interval's description says so.
 
 **Cost.** The tuple model is fitted once per count table and kept
 (:meth:`._model.HeldOutModel.of`): later checks of other releases of the same table
@@ -58,6 +62,7 @@ tuples' shares are independent (shared values enter through the main effects); t
 spread around the main effects is one distribution G per value, smooth on the scale of the
 spline's knots (a rough G has knots 0.44 log-odds apart: a population whose shares pile up
 sharply at a box edge, or split into two spikes, is resolved only as far as the records allow;
+where they cannot rule out that every tuple breaks, the guard above widens the upper end;
 BENCHMARKS.md). The figures depend on ``rng`` and the table only. :meth:`HeldOut.verdict`
 turns them into MET (the interval's upper end within the tolerance), a confirmed breach (its
 lower end above it) or too thin evidence, by the one rule of :mod:`._verdict`.
