@@ -122,7 +122,8 @@ def _gap(
     lik, top = _scaled(k, n, eta)
     rows = np.where(out, lik, 0.0)
     base = float(mult @ top)
-    if base + float(mult @ np.log(rows.max(1))) < needed:  # even each row at its best point
+    best = np.log(np.maximum(rows.max(1), 1e-300))  # each row at its best outside point
+    if base + float(mult @ best) < needed:
         return None
     priors = np.zeros((len(STRATA) + 1, len(GRID)))
     ll = base
