@@ -99,7 +99,7 @@ def gap_prior(fitted: Fitted, bounds: tuple[float, float]) -> Gap | None:
         sel = stratum == s
         g = np.exp(log_prior(fitted.alpha[1 + s]))
         fitted_ll += float(mult[sel] @ np.log(np.maximum(lik[sel] @ g, 1e-300)))
-    found = _gap(k, n, eta, mult, stratum, bounds, fitted_ll - DEFICIT)
+    found = _gap(lik, top, _outside(eta, bounds), mult, stratum, fitted_ll - DEFICIT)
     if found is None:
         return None
     intercept = float(eta[0]) if np.isinf(fitted.candidate.ridge) else None
@@ -107,19 +107,17 @@ def gap_prior(fitted: Fitted, bounds: tuple[float, float]) -> Gap | None:
 
 
 def _gap(
-    k: FloatArray,
-    n: FloatArray,
-    eta: FloatArray,
+    lik: FloatArray,
+    top: FloatArray,
+    out: NDArray[np.bool_],
     mult: FloatArray,
     stratum: IntArray,
-    bounds: tuple[float, float],
     needed: float,
 ) -> tuple[FloatArray, float] | None:
-    """The gap priors on ``eta`` and their log-likelihood, when it reaches ``needed``."""
-    out = _outside(eta, bounds)
+    """The gap priors of the rows (likelihood on the grid scaled to max 1, its log scale, the
+    grid points outside each row's box) and their log-likelihood, when it reaches ``needed``."""
     if not out.any(1).all():
         return None  # some tuple cannot lie outside the box: "every tuple breaks" is impossible
-    lik, top = _scaled(k, n, eta)
     rows = np.where(out, lik, 0.0)
     base = float(mult @ top)
     best = np.log(np.maximum(rows.max(1), 1e-300))  # each row at its best outside point
