@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from privwatch.release.heldout._breach import GAP_NOTE
-from privwatch.release.heldout._identified import DEFICIT, gap_outside, gap_prior
+from privwatch.release.heldout._identified import gap_outside, gap_prior
 from privwatch.release.heldout._prior import PRIOR_CANDIDATES, fit_candidate, stratum_of
 from privwatch.release.merged import TupleUnits, merge_to_pass
 
@@ -38,15 +38,17 @@ def test_sparse_spikes_outside_the_box_are_not_rejected() -> None:
     assert p[0] > 0.999
 
 
-def test_shares_inside_the_box_reject_it() -> None:
-    # 400 tuples of 30-60 records whose shares lie well inside the box
+def test_shares_inside_the_box_reject_it_and_shares_outside_do_not() -> None:
+    # 400 tuples of 30-60 records: the counts show where the shares lie
     rng = np.random.default_rng(2)
     n = rng.integers(30, 61, 400).astype(float)
-    k = rng.binomial(n.astype(int), rng.uniform(0.42, 0.58, len(n))).astype(float)
-    fitted = _fit(k, n)
-    assert gap_prior(fitted, BOUNDS) is None
-    # ... by far: the best outside point of each tuple already loses more than DEFICIT
-    assert (stratum_of(n) == 3).all() and DEFICIT < 5
+    assert (stratum_of(n) == 3).all()
+    inside = rng.binomial(n.astype(int), rng.uniform(0.42, 0.58, len(n))).astype(float)
+    assert gap_prior(_fit(inside, n), BOUNDS) is None
+    # the same tuples with every share 0.31 or 0.69: "every tuple breaks" is what they show
+    spikes = rng.binomial(n.astype(int), rng.choice([0.31, 0.69], len(n))).astype(float)
+    gaps = gap_prior(_fit(spikes, n), BOUNDS)
+    assert gaps is not None and gaps.priors[3].sum() == pytest.approx(1.0)
 
 
 def _gross_frame(records: int, seed: int) -> pd.DataFrame:
