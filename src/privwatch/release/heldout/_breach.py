@@ -272,10 +272,12 @@ def gap_upper(
     value's records leave them possible (no draw is made: the figures are those of the fitted
     model alone, to the bit)."""
     cells, rows = lone
+    if not len(rows):
+        return None
     miss = np.ones(len(size))
     adopted = False
     for value, vm, p in zip(values, fitted, p_values, strict=True):
-        gap = vm.gap(model, value.bounds) if len(rows) else None
+        gap = vm.gap(model, value.bounds)
         if gap is not None:
             p = p.copy()
             k, n, eta = model.x[rows, vm.column], model.n[rows], vm.fitted.eta[rows]

@@ -49,7 +49,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import expit
 
-from ._prior import GRID, STRATA, Fitted, grid_log_likelihood, log_prior, stratum_of
+from ._prior import GRID, STRATA, Fitted, _likelihood, log_prior, stratum_of
 
 __all__ = ["DEFICIT", "Gap", "gap_outside", "gap_prior"]
 
@@ -79,58 +79,36 @@ def _outside(eta: FloatArray, bounds: tuple[float, float]) -> NDArray[np.bool_]:
     return np.asarray((theta < bounds[0]) | (theta > bounds[1]))
 
 
-def _scaled(k: FloatArray, n: FloatArray, eta: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Each row's likelihood on the grid scaled to max 1, and its log scale."""
-    ll = grid_log_likelihood(k, n, eta)
-    top = ll.max(1)
-    return np.exp(ll - top[:, None]), top
-
-
 def gap_prior(fitted: Fitted, bounds: tuple[float, float]) -> Gap | None:
     """The gap priors of ``bounds`` on the family ``fitted`` when the records do not reject
-    them (deficit at most :data:`DEFICIT`), else None (module docstring)."""
-    held = fitted.mult > 0
-    if not held.any():
+    them (deficit at most :data:`DEFICIT`), else None (module docstring). Both sides are
+    summed over the fit's likelihood rows (:attr:`~._prior.Fitted.lik`, scaled to max 1 per
+    row: the scales cancel in the deficit)."""
+    lik, mult, stratum = fitted.lik, fitted.mult, fitted.stratum
+    if not len(mult):
         return None
-    mult, stratum = fitted.mult[held], fitted.stratum[held]
-    k, n, eta = fitted.row_k[held], fitted.row_n[held], fitted.row_eta[held]
-    lik, top = _scaled(k, n, eta)
-    fitted_ll = float(mult @ top)
+    fitted_ll = 0.0
     for s in np.unique(stratum):
         sel = stratum == s
         g = np.exp(log_prior(fitted.alpha[1 + s]))
         fitted_ll += float(mult[sel] @ np.log(np.maximum(lik[sel] @ g, 1e-300)))
-    found = _gap(lik, top, _outside(eta, bounds), mult, stratum, fitted_ll - DEFICIT)
-    if found is None:
-        return None
-    intercept = float(eta[0]) if np.isinf(fitted.candidate.ridge) else None
-    return Gap(found[0], intercept)
-
-
-def _gap(
-    lik: FloatArray,
-    top: FloatArray,
-    out: NDArray[np.bool_],
-    mult: FloatArray,
-    stratum: IntArray,
-    needed: float,
-) -> tuple[FloatArray, float] | None:
-    """The gap priors of the rows (likelihood on the grid scaled to max 1, its log scale, the
-    grid points outside each row's box) and their log-likelihood, when it reaches ``needed``."""
+    out = _outside(fitted.row_eta, bounds)
     if not out.any(1).all():
         return None  # some tuple cannot lie outside the box: "every tuple breaks" is impossible
     rows = np.where(out, lik, 0.0)
-    base = float(mult @ top)
     best = np.log(np.maximum(rows.max(1), 1e-300))  # each row at its best outside point
-    if base + float(mult @ best) < needed:
+    if float(mult @ best) < fitted_ll - DEFICIT:
         return None
     priors = np.zeros((len(STRATA) + 1, len(GRID)))
-    ll = base
+    gap_ll = 0.0
     for s in np.unique(stratum):
         sel = stratum == s
         priors[s], part = _em(rows[sel], mult[sel])
-        ll += part
-    return (priors, ll) if ll >= needed else None
+        gap_ll += part
+    if gap_ll < fitted_ll - DEFICIT:
+        return None
+    intercept = float(fitted.row_eta[0]) if np.isinf(fitted.candidate.ridge) else None
+    return Gap(priors, intercept)
 
 
 def _em(rows: FloatArray, mult: FloatArray) -> tuple[FloatArray, float]:
@@ -160,8 +138,7 @@ def gap_outside(
     if not len(k):
         return np.zeros(0)
     at = eta if gap.eta is None else np.full(len(k), gap.eta)
-    lik, _ = _scaled(k, n, at)
-    weight = lik * gap.priors[stratum_of(n)]
+    weight = _likelihood(k, n, at) * gap.priors[stratum_of(n)]
     mass = weight.sum(1)
     out = np.where(_outside(at, bounds), weight, 0.0).sum(1)
     return np.asarray(np.where(mass > 0, out / np.maximum(mass, 1e-300), 1.0), dtype=float)

@@ -96,8 +96,7 @@ STRATUM_PENALTY = max(c.penalty for c in PRIOR_CANDIDATES)
 class Fitted:
     """A candidate fitted to counts: eta per tuple row, the spline coefficients (``alpha[0]``
     the pooled G, ``alpha[1 + s]`` the G of size stratum s), and the distinct likelihood rows
-    (with their multiplicities, size strata, rounded eta and counts) they were fitted on, and
-    the value's share of records."""
+    (with their multiplicities, size strata and rounded eta) they were fitted on."""
 
     candidate: Candidate
     eta: FloatArray
@@ -106,9 +105,6 @@ class Fitted:
     mult: FloatArray
     stratum: IntArray
     row_eta: FloatArray
-    row_k: FloatArray
-    row_n: FloatArray
-    prior: float
 
 
 def stratum_of(n: FloatArray) -> IntArray:
@@ -337,7 +333,7 @@ def fit_candidate(
     lik = _likelihood(k[r], n[r], row_eta)
     stratum = stratum_of(n[r])
     alpha = _fit_strata(lik, mult, stratum, candidate, start)
-    return Fitted(candidate, eta, alpha, lik, mult, stratum, row_eta, k[r], n[r], p)
+    return Fitted(candidate, eta, alpha, lik, mult, stratum, row_eta)
 
 
 def _eta(
