@@ -273,7 +273,8 @@ def estimate_channel_breach(
     lo, hi = (float(np.quantile(sample, q, method="inverted_cdf")) for q in (0.025, 0.975))
     lone = (sym.lone, sym.lone_row)
     p_values = [r[0] for r in per_value]
-    gap_hi = gap_upper(model, values, fitted, p_values, size, lone, draws, rng)
+    unseen = (sym.star, sym.unseen)
+    gap_hi = gap_upper(model, values, fitted, p_values, size, lone, draws, rng, unseen)
     trimmed = [(p[live], s[live], a[live], b[live]) for p, s, a, b in per_value]
     worst, worst_ci = _worst(values, trimmed, box)
     return HeldOut(
