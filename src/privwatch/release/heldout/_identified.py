@@ -51,7 +51,7 @@ from scipy.special import expit
 
 from ._prior import GRID, STRATA, Fitted, _likelihood, log_prior, stratum_of
 
-__all__ = ["DEFICIT", "Gap", "gap_outside", "gap_prior"]
+__all__ = ["DEFICIT", "Gap", "fitted_log_likelihood", "gap_outside", "gap_prior"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -74,24 +74,39 @@ class Gap:
 
 
 def _outside(eta: FloatArray, bounds: tuple[float, float]) -> NDArray[np.bool_]:
-    """Rows x GRID: whether the share expit(eta + r) lies outside ``bounds``."""
-    theta = expit(eta[:, None] + GRID[None, :])
-    return np.asarray((theta < bounds[0]) | (theta > bounds[1]))
+    """Rows x GRID: whether the share expit(eta + r) lies outside ``bounds`` (computed once
+    per distinct eta: the fit's rows share a few rounded etas, one without main effects)."""
+    distinct, row = np.unique(eta, return_inverse=True)
+    theta = expit(distinct[:, None] + GRID[None, :])
+    return np.asarray((theta < bounds[0]) | (theta > bounds[1]))[row.reshape(-1)]
 
 
-def gap_prior(fitted: Fitted, bounds: tuple[float, float]) -> Gap | None:
-    """The gap priors of ``bounds`` on the family ``fitted`` when the records do not reject
-    them (deficit at most :data:`DEFICIT`), else None (module docstring). Both sides are
-    summed over the fit's likelihood rows (:attr:`~._prior.Fitted.lik`, scaled to max 1 per
-    row: the scales cancel in the deficit)."""
+def fitted_log_likelihood(fitted: Fitted) -> float:
+    """sum_x m_x log L_x . G_s(x): the log-likelihood of the fit's rows under the fitted priors
+    (the deficit's first term; it does not depend on the box, so a caller asking for several
+    boxes computes it once and passes it to :func:`gap_prior`)."""
     lik, mult, stratum = fitted.lik, fitted.mult, fitted.stratum
-    if not len(mult):
-        return None
-    fitted_ll = 0.0
+    out = 0.0
     for s in np.unique(stratum):
         sel = stratum == s
         g = np.exp(log_prior(fitted.alpha[1 + s]))
-        fitted_ll += float(mult[sel] @ np.log(np.maximum(lik[sel] @ g, 1e-300)))
+        out += float(mult[sel] @ np.log(np.maximum(lik[sel] @ g, 1e-300)))
+    return out
+
+
+def gap_prior(
+    fitted: Fitted, bounds: tuple[float, float], fitted_ll: float | None = None
+) -> Gap | None:
+    """The gap priors of ``bounds`` on the family ``fitted`` when the records do not reject
+    them (deficit at most :data:`DEFICIT`), else None (module docstring). Both sides are
+    summed over the fit's likelihood rows (:attr:`~._prior.Fitted.lik`, scaled to max 1 per
+    row: the scales cancel in the deficit); ``fitted_ll``: :func:`fitted_log_likelihood` of
+    ``fitted`` when the caller has it."""
+    lik, mult, stratum = fitted.lik, fitted.mult, fitted.stratum
+    if not len(mult):
+        return None
+    if fitted_ll is None:
+        fitted_ll = fitted_log_likelihood(fitted)
     out = _outside(fitted.row_eta, bounds)
     if not out.any(1).all():
         return None  # some tuple cannot lie outside the box: "every tuple breaks" is impossible

@@ -44,7 +44,7 @@ from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]  
 
 from ..cells import CountTable
 from . import _prior as eb
-from ._identified import Gap, gap_prior
+from ._identified import Gap, fitted_log_likelihood, gap_prior
 from ._posterior import GridRows, posteriors
 
 __all__ = ["HeldOutModel", "ValueModel", "one_blas_thread"]
@@ -84,6 +84,7 @@ class ValueModel:
     refits: dict[int, list[FloatArray]] = field(default_factory=dict)  # per candidate
     outside: dict[tuple[float, float], FloatArray] = field(default_factory=dict)  # per bounds
     gaps: dict[tuple[float, float], Gap | None] = field(default_factory=dict)  # per bounds
+    fit_ll: dict[bool, float] = field(default_factory=dict)  # gap test's first term, by plain
     plain: eb.Fitted | None = None  # the fitted family without main effects (:meth:`gap`)
 
     def out(self, model: HeldOutModel, bounds: tuple[float, float], rows: IntArray) -> FloatArray:
@@ -102,7 +103,7 @@ class ValueModel:
         (:func:`~._identified.gap_prior` of the fitted family, then, where it has main effects,
         of the same prior without them; kept per bounds)."""
         if bounds not in self.gaps:
-            gap = gap_prior(self.fitted, bounds)
+            gap = self._gap_of(self.fitted, False, bounds)
             cand = self.fitted.candidate
             if gap is None and not np.isinf(cand.ridge):
                 if self.plain is None:  # not kept in ``full``: the draws' fits stay theirs
@@ -110,9 +111,16 @@ class ValueModel:
                     rng = np.random.default_rng([FIT_SEED, self.column, 1])
                     plain = eb.Candidate(np.inf, cand.df, cand.penalty)
                     self.plain = eb.fit_candidate(plain, k, n, codes, self.prior, rng)
-                gap = gap_prior(self.plain, bounds)
+                gap = self._gap_of(self.plain, True, bounds)
             self.gaps[bounds] = gap
         return self.gaps[bounds]
+
+    def _gap_of(self, family: eb.Fitted, plain: bool, bounds: tuple[float, float]) -> Gap | None:
+        """:func:`~._identified.gap_prior` of ``family`` (the fitted one, or with ``plain`` the
+        one without main effects), its box-free first term computed once per family."""
+        if plain not in self.fit_ll:
+            self.fit_ll[plain] = fitted_log_likelihood(family)
+        return gap_prior(family, bounds, self.fit_ll[plain])
 
 
 class HeldOutModel:
