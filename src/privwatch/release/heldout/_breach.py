@@ -42,8 +42,9 @@ free of the winner's curse. Then (:mod:`._evaluation`)
 - the interval's guard (:mod:`._identified`): where the records do not reject a prior with no
   mass inside the box (every tuple breaking; a likelihood-ratio test against the fitted G),
   the upper end is at least the 97.5 % quantile of the breach share with the one-tuple cells
-  judged under that prior and the cells weighed by their records alone (:func:`gap_upper`),
-  and the interval's description says so.
+  judged under that prior, the larger over two allocations of the unseen mass (the cells
+  weighed by their records alone, or as fitted: :func:`gap_upper`), and the interval's
+  description says so.
 
 **Cost.** The tuple model is fitted once per count table and kept
 (:meth:`._model.HeldOutModel.of`): later checks of other releases of the same table
