@@ -13,6 +13,7 @@ from privwatch.release.heldout._breach import GAP_NOTE
 from privwatch.release.heldout._identified import gap_outside, gap_prior
 from privwatch.release.heldout._prior import PRIOR_CANDIDATES, fit_candidate, stratum_of
 from privwatch.release.merged import TupleUnits, merge_to_pass
+from tests.release._cases import grid_codes, release_figures, spread_table
 
 EPSILON = 0.4
 BOUNDS = (0.5 * np.exp(-EPSILON), 1 - 0.5 * np.exp(-EPSILON))  # s at 1/2, two-sided
@@ -75,8 +76,8 @@ def test_watchdog_keeps_tuples_that_break_and_the_interval_says_so(seed: int) ->
     # every kept tuple truly breaks: the true breach share is the kept tuples' mass, which the
     # upper end must reach. Under the gap prior every kept tuple breaks for sure and the guard
     # weighs the cells by their records alone, so its 97.5 % quantile is above the kept
-    # records' share; the unseen pseudo-tuple (Good-Turing's N1 records, a third of these
-    # records) shrank it to n / (n + N1) of that share before (seed 0: 0.74)
+    # records' share (the unseen pseudo-tuple, about 11 % of these records, shrinks the fitted
+    # masses by n / (n + N1); the test below shows the difference where N1 is larger)
     n = units.table.total().sum(1)
     kept_share = float(n[found.keep].sum() / n.sum())
     assert held.breach_probability_ci[1] >= kept_share
@@ -112,28 +113,12 @@ def test_the_guard_weighs_the_cells_by_their_records_alone() -> None:
     # (cell 0): Good-Turing's unseen pseudo-tuple adds 600 records to '*', so the fitted
     # check's cells weigh n / (n + N1) = 0.58 of their records' share. Under the gap prior the
     # kept tuples break for sure, and the guard weighs them by their records: its upper end is
-    # above the kept records' share, 0.286 (0.318 here; 0.187 with the diluted masses)
-    from privwatch.release.cells import CountTable, LiftBox
-    from privwatch.release.heldout import estimate_breach
-
+    # above the kept records' share, 0.286 (the diluted masses alone put it near 0.19)
     rng = np.random.default_rng(5)
     big = np.array([[7.0, 13.0], [13.0, 7.0]] * 6)
-    once = np.eye(2)[rng.integers(0, 2, 600)]
-    counts = np.concatenate([big, once])
-    per_fold = np.zeros((*counts.shape, 5))
-    for t, s in np.ndindex(counts.shape):
-        per_fold[t, s] = np.bincount(rng.integers(0, 5, int(counts[t, s])), minlength=5)
-    tuples = len(counts)
-    codes = np.stack([np.arange(tuples) % 7, np.arange(tuples) // 7], axis=1)
-    table = CountTable(("x",), ("s",), codes, per_fold, [("a",), ("b",)])
-    box = LiftBox(table.total().sum(0), table.marginals(), EPSILON, "both")
-    cell_of = np.concatenate([np.arange(1, 13), np.zeros(600, dtype=np.int64)])
-    release = (cell_of, 13, 0)
-    held = estimate_breach(
-        table, box, [(cell_of, 13)] * 5, release, (0.0, 0.0, table.n_records),
-        rng=np.random.default_rng(0),
-    )  # fmt: skip
+    counts = np.concatenate([big, np.eye(2)[rng.integers(0, 2, 600)]])
+    table = spread_table(counts, grid_codes(len(counts)), seed=5)
+    held = release_figures(table, np.concatenate([np.arange(1, 13), np.zeros(600, int)]), EPSILON)
     assert held.interval.endswith(GAP_NOTE)
-    kept_share = 240 / 840
     assert held.unseen_share == pytest.approx(600 / 1440)
-    assert held.breach_probability_ci[1] >= kept_share
+    assert held.breach_probability_ci[1] >= 240 / 840

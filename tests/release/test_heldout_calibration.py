@@ -10,45 +10,16 @@ import pytest
 from scipy.special import expit
 
 from privwatch.release import ReleaseNotMetWarning, find_release
-from privwatch.release.cells import CountTable, LiftBox
-from privwatch.release.heldout import HeldOut, HeldOutModel, estimate_breach
+from privwatch.release.cells import LiftBox
+from privwatch.release.heldout import HeldOut, HeldOutModel
 from privwatch.release.heldout import _posterior as heldout_post
 from privwatch.release.heldout import _prior as eb
 from privwatch.release.heldout._beta_match import beta_of_cells, beta_outside
 from privwatch.release.heldout._evaluation import values_of
 from privwatch.release.heldout._posterior import posteriors
-
-
-def _table(counts: np.ndarray, codes: np.ndarray, folds: int = 5, seed: int = 0) -> CountTable:
-    """A count table whose records (counts[t, s]) are spread over ``folds`` at random."""
-    rng = np.random.default_rng(seed)
-    per_fold = np.zeros((*counts.shape, folds))
-    for t, s in np.ndindex(counts.shape):
-        per_fold[t, s] = np.bincount(rng.integers(0, folds, int(counts[t, s])), minlength=folds)
-    values = [(f"v{i}",) for i in range(counts.shape[1])]
-    return CountTable(("x",), ("s",), codes, per_fold, values)
-
-
-def _estimate(table: CountTable, cell_of: np.ndarray, epsilon: float, seed: int = 0) -> HeldOut:
-    """Held-out figures of the release ``cell_of`` (the same cells in every fold); cell 0 is
-    taken as the all-``*`` cell."""
-    box = LiftBox(table.total().sum(0), table.marginals(), epsilon, "both")
-    n_cells = int(cell_of.max()) + 1
-    folds = [(cell_of, n_cells)] * table.counts.shape[2]
-    return estimate_breach(
-        table,
-        box,
-        folds,
-        (cell_of, n_cells, 0),
-        (0.0, 0.0, table.n_records),
-        draws=1000,
-        replicates=10,
-        rng=np.random.default_rng(seed),
-    )
-
-
-def _codes(n_tuples: int) -> np.ndarray:
-    return np.stack([np.arange(n_tuples) % 7, np.arange(n_tuples) // 7], axis=1)
+from tests.release._cases import grid_codes as _codes
+from tests.release._cases import release_figures as _estimate
+from tests.release._cases import spread_table as _table
 
 
 def test_cells_at_the_prior_with_few_records_are_not_called_breaching() -> None:
